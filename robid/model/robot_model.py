@@ -1,0 +1,242 @@
+"""Immutable description of a serial robot, independent of the file format it came from.
+
+Every joint is placed by the same three-step transform from the previous body frame to its own body frame
+(see docs/model.md)::
+
+    T_{i-1,i}(q_i) = A_i . M_i(q_i) . B_i
+
+``A_i`` and ``B_i`` are constant homogeneous transforms and ``M_i`` is a rotation about (revolute) or a
+translation along (prismatic) the unit axis ``axis_i``, expressed in the frame reached after ``A_i``.
+Standard DH (Rz(theta) Tz(d) Tx(a) Rx(alpha)), modified DH (Rx(alpha) Tx(a) Rz(theta) Tz(d)) and URDF joints
+(origin, then motion about <axis>) are all special cases; the readers build ``A_i`` and ``B_i``.
+
+Link inertial data are stored as given (mass, centre of mass and inertia about the centre of mass, in the
+body frame) and converted to the standard parameters (first moments and inertia about the frame origin) by
+:meth:`Link.standard_parameters`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Order of the ten standard inertial parameters of one body (interfaces.md section 1.3).
+INERTIAL_PARAMETERS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-joint motion limits in SI units (rad or m based); ``None`` where not given."""
+
+    position: tuple[float, float] | None = None
+    velocity: float | None = None
+    acceleration: float | None = None
+    jerk: float | None = None
+    torque: float | None = None
+
+
+@dataclass(frozen=True)
+class Link:
+    """Inertial data of the body moved by a joint, in that joint's body frame.
+
+    ``inertia_com`` is (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) about the centre of mass, tensor convention (products
+    are the off-diagonal entries themselves).
+    """
+
+    mass: float = 0.0
+    com: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    inertia_com: tuple[float, float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+    def inertia_tensor_com(self) -> np.ndarray:
+        xx, yy, zz, xy, xz, yz = self.inertia_com
+        return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=float)
+
+    def standard_parameters(self) -> np.ndarray:
+        """(m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz) with the inertia about the frame origin.
+
+        Parallel-axis theorem: I_O = I_C + m (c^T c E - c c^T)  (e.g. Khalil & Dombre 2002, eq. 9.40).
+        """
+        m = float(self.mass)
+        c = np.asarray(self.com, dtype=float)
+        inertia = self.inertia_tensor_com() + m * (c @ c * np.eye(3) - np.outer(c, c))
+        return np.array(
+            [
+                m,
+                m * c[0],
+                m * c[1],
+                m * c[2],
+                inertia[0, 0],
+                inertia[0, 1],
+                inertia[0, 2],
+                inertia[1, 1],
+                inertia[1, 2],
+                inertia[2, 2],
+            ]
+        )
+
+
+@dataclass(frozen=True)
+class Drive:
+    """Motor and gear: gear ratio (motor angle / joint angle), rotor inertia (motor side), torque constant."""
+
+    gear_ratio: float = 1.0
+    rotor_inertia: float = 0.0
+    torque_constant: float | None = None
+
+    @property
+    def reflected_inertia(self) -> float:
+        """Rotor inertia seen at the joint: rotor_inertia * gear_ratio**2."""
+        return self.rotor_inertia * self.gear_ratio**2
+
+
+@dataclass(frozen=True)
+class Friction:
+    """Nominal joint friction, drive side, joint units: tau_f = fv*qd + fc*sign(qd) + f0."""
+
+    viscous: float = 0.0
+    coulomb: float = 0.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class Elasticity:
+    """Spong elastic joint: stiffness and damping between motor (joint units) and link, link viscous."""
+
+    stiffness: float
+    damping: float = 0.0
+    link_viscous: float = 0.0
+
+
+@dataclass(frozen=True)
+class Controller:
+    """Motor-side PD gains in joint units (N m/rad, N m s/rad)."""
+
+    position_gain: float
+    velocity_gain: float
+
+
+@dataclass(frozen=True)
+class Compensator:
+    """Gravity compensator (balancer) between a point on the previous body and one on this joint's body.
+
+    Force along the line between the points, F > 0 pushing them apart; tau_comp = -F(l) dl/dq
+    (interfaces.md section 1.2). Spring: F = stiffness*(free_length - l). Gas cylinder:
+    F = -p0*area*(v0/(v0 - area*(l - l0)))**n.
+    """
+
+    type: str
+    base_point: tuple[float, float, float]
+    link_point: tuple[float, float, float]
+    stiffness: float | None = None
+    free_length: float | None = None
+    area: float | None = None
+    p0: float | None = None
+    l0: float | None = None
+    v0: float | None = None
+    n: float | None = None
+
+
+@dataclass(frozen=True)
+class JointGeometry:
+    """Constant transforms A (before the motion) and B (after it), and the motion axis (unit, frame after A).
+
+    ``a_rotation``/``b_rotation`` are 3x3 rotation matrices and ``a_translation``/``b_translation`` 3-vectors.
+    ``exact`` optionally keeps the original DH numbers so that the symbolic stage can use exact trigonometric
+    values (e.g. alpha = pi/2 gives cos(alpha) = 0 exactly): a tuple (convention, a, alpha, d, offset/theta).
+    """
+
+    a_rotation: tuple[tuple[float, ...], ...]
+    a_translation: tuple[float, float, float]
+    axis: tuple[float, float, float]
+    b_rotation: tuple[tuple[float, ...], ...]
+    b_translation: tuple[float, float, float]
+    #: constant angle added to a revolute joint's motion about the axis (DH offset), rad
+    angle_offset: float = 0.0
+    #: constant translation added to a prismatic joint's motion along the axis, m
+    displacement_offset: float = 0.0
+
+    def transform(self, q: float, revolute: bool) -> np.ndarray:
+        """Numeric 4x4 transform from the previous body frame to this body frame at joint value q."""
+        a = _homogeneous(np.array(self.a_rotation), np.array(self.a_translation))
+        b = _homogeneous(np.array(self.b_rotation), np.array(self.b_translation))
+        u = np.asarray(self.axis, dtype=float)
+        if revolute:
+            m = _homogeneous(rotation_about_axis(u, q + self.angle_offset), np.zeros(3))
+        else:
+            m = _homogeneous(np.eye(3), u * (q + self.displacement_offset))
+        return a @ m @ b
+
+
+@dataclass(frozen=True)
+class Joint:
+    """One joint and the body it moves."""
+
+    name: str
+    type: str  # "revolute" | "prismatic"
+    geometry: JointGeometry
+    link: Link = field(default_factory=Link)
+    limits: Limits = field(default_factory=Limits)
+    drive: Drive | None = None
+    friction: Friction = field(default_factory=Friction)
+    elasticity: Elasticity | None = None
+    controller: Controller | None = None
+    compensator: Compensator | None = None
+
+    @property
+    def revolute(self) -> bool:
+        return self.type == "revolute"
+
+
+@dataclass(frozen=True)
+class RobotModel:
+    """A serial robot: joints from base to tip, gravity in the base frame, where it came from."""
+
+    name: str
+    joints: tuple[Joint, ...]
+    gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
+    kinematics: str = "dh"  # dh | mdh | urdf
+    source: str = ""
+
+    @property
+    def dof(self) -> int:
+        return len(self.joints)
+
+    @property
+    def joint_names(self) -> list[str]:
+        return [j.name for j in self.joints]
+
+    @property
+    def has_drives(self) -> bool:
+        return any(j.drive is not None for j in self.joints)
+
+    @property
+    def is_elastic(self) -> bool:
+        return any(j.elasticity is not None for j in self.joints)
+
+    def forward_kinematics(self, q: np.ndarray) -> list[np.ndarray]:
+        """Numeric 4x4 pose of every body frame in the base frame for one configuration q (dof,)."""
+        poses = []
+        t = np.eye(4)
+        for joint, qi in zip(self.joints, np.asarray(q, dtype=float), strict=True):
+            t = t @ joint.geometry.transform(float(qi), joint.revolute)
+            poses.append(t)
+        return poses
+
+
+def rotation_about_axis(u: np.ndarray, angle: float) -> np.ndarray:
+    """Rodrigues' formula R = I + sin(a) K + (1 - cos(a)) K^2, K the cross-product matrix of unit u."""
+    k = skew(u)
+    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+
+
+def skew(u: np.ndarray) -> np.ndarray:
+    x, y, z = u
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def _homogeneous(r: np.ndarray, p: np.ndarray) -> np.ndarray:
+    t = np.eye(4)
+    t[:3, :3] = r
+    t[:3, 3] = p
+    return t
