@@ -79,7 +79,7 @@ def read_robot_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> RobotM
             raise RobidInputError(f"{where}: link 'world' must have exactly one fixed joint to the robot base")
         el = joints[mounts[0]][0]
         rot, _ = _origin(el, f"{where}: joint {mounts[0]!r}")
-        gravity = rot.T @ gravity
+        gravity = _snap(rot).T @ gravity
         root_link = joints[mounts[0]][3]
 
     def has_movable(link: str) -> bool:
@@ -186,11 +186,16 @@ def _identifier(name: str) -> str:
     return re.sub(r"\W", "_", name)
 
 
+#: rotation entries and axis components this close to 0 or +-1 are snapped to them: URDF files round pi/2
+#: (1.57079632679 gives cos = 5e-12), and exact zeros keep the symbolic model sparse and the grouping exact.
+SNAP_TOLERANCE = 1e-9
+
+
 def _snap(r: np.ndarray) -> np.ndarray:
-    """Round rotation entries within 1e-12 of 0 or +-1 to those values (exact structural zeros)."""
+    """Round entries within SNAP_TOLERANCE of 0 or +-1 to those values (exact structural zeros)."""
     out = r.copy()
     for target in (0.0, 1.0, -1.0):
-        out[np.abs(out - target) < 1e-12] = target
+        out[np.abs(out - target) < SNAP_TOLERANCE] = target
     return out
 
 
@@ -226,7 +231,7 @@ def _origin(el, where):
     o = el.find("origin")
     xyz = _floats(o.get("xyz", "0 0 0") if o is not None else "0 0 0", 3, f"{where} <origin xyz>")
     rpy = _floats(o.get("rpy", "0 0 0") if o is not None else "0 0 0", 3, f"{where} <origin rpy>")
-    return _rpy_matrix(*rpy), np.array(xyz)
+    return _snap(_rpy_matrix(*rpy)), np.array(xyz)
 
 
 def _rpy_matrix(roll, pitch, yaw):
@@ -249,10 +254,7 @@ def _axis(el, where):
 
 
 def _snap_vector(v):
-    out = v.copy()
-    for target in (0.0, 1.0, -1.0):
-        out[np.abs(out - target) < 1e-12] = target
-    return out
+    return _snap(v)
 
 
 def _limits(el, where, jtype) -> Limits:

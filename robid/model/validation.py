@@ -30,5 +30,6 @@ def check_link(link: Link, where: str) -> None:
         if principal[k] > others + tol:
             raise RobidInputError(
                 f"{where}.inertia: violates the triangle inequality (principal moments {principal.tolist()}:"
-                f" {principal[k]:.6g} > {others:.6g})"
+                f" {principal[k]:.6g} > {others:.6g}; published sets that are not physically consistent can be"
+                " accepted with inertia_check: false)"
             )

@@ -155,7 +155,7 @@ def _cos_sin(angle: float) -> tuple[float, float]:
 def _link(ld: Any, where: str) -> Link:
     if not isinstance(ld, dict):
         raise RobidInputError(f"{where}: expected a mapping with mass, com, inertia")
-    _check_keys(ld, {"mass", "com", "inertia"}, where)
+    _check_keys(ld, {"mass", "com", "inertia", "inertia_check"}, where)
     mass = parse_quantity(ld.get("mass", 0.0), f"{where}.mass")
     com = _vector(ld.get("com", [0.0, 0.0, 0.0]), f"{where}.com")
     inertia = ld.get("inertia", [0.0] * 6)
@@ -163,7 +163,13 @@ def _link(ld: Any, where: str) -> Link:
         raise RobidInputError(f"{where}.inertia: expected 6 numbers [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]")
     values = tuple(parse_quantity(v, f"{where}.inertia[{k}]") for k, v in enumerate(inertia))
     link = Link(mass=mass, com=tuple(com), inertia_com=values)
-    check_link(link, where)
+    check = ld.get("inertia_check", True)
+    if not isinstance(check, bool):
+        raise RobidInputError(f"{where}.inertia_check: expected true or false, got {check!r}")
+    if check:
+        check_link(link, where)
+    elif link.mass < 0:
+        raise RobidInputError(f"{where}.mass: must be >= 0, got {link.mass}")
     return link
 
 

@@ -1,0 +1,3 @@
+from robid.cli import main
+
+raise SystemExit(main())

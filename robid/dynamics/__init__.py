@@ -1,0 +1,1 @@
+"""Fast numeric evaluation of the generated code on N samples."""

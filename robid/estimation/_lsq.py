@@ -1,0 +1,173 @@
+"""Internal numerics shared by the estimators: stacking, a column-scaled QR solve, leverages, sandwich covariance.
+
+Stacking convention (docs/estimation.md): the regressor ``W`` is ``(N, dof, nb)`` and the torque ``tau`` is
+``(N, dof)``; the stacked system has ``N * dof`` rows ordered sample by sample, ``row = n * dof + j``, so the
+joint of a row is ``row % dof``. Every joint gets its own weight (one noise level per joint).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robid.errors import RobidInputError
+
+
+def check_problem(
+    W: np.ndarray, tau: np.ndarray, names: list[str] | tuple[str, ...] | None
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Validate shapes and values; return float arrays and the parameter names."""
+    W = np.asarray(W, dtype=float)
+    tau = np.asarray(tau, dtype=float)
+    if W.ndim != 3:
+        raise RobidInputError(f"regressor: expected shape (N, dof, nb), got {W.shape}")
+    if tau.ndim != 2 or tau.shape != W.shape[:2]:
+        raise RobidInputError(f"torque: expected shape {W.shape[:2]} (N, dof) to match the regressor, got {tau.shape}")
+    n, dof, nb = W.shape
+    if n * dof <= nb:
+        raise RobidInputError(f"regressor: {n * dof} equations for {nb} parameters; need more samples than parameters")
+    for label, arr in (("regressor", W), ("torque", tau)):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            idx = np.argwhere(bad)[0]
+            raise RobidInputError(f"{label}: non-finite value at index {tuple(int(i) for i in idx)} ({int(bad.sum())} in all)")
+    if names is None:
+        names = tuple(f"p{i}" for i in range(nb))
+    names = tuple(str(s) for s in names)
+    if len(names) != nb:
+        raise RobidInputError(f"parameter names: {len(names)} names for {nb} regressor columns")
+    return W, tau, names
+
+
+@dataclass(frozen=True)
+class WeightedSolve:
+    """Solution of min ||diag(w) (A beta - y)||^2 with the factors needed for statistics."""
+
+    beta: np.ndarray  # (p,)
+    scale: np.ndarray  # (p,) column norms of the weighted regressor (1 where a column is zero)
+    q: np.ndarray  # (M, p) thin Q of the column-scaled weighted regressor
+    r: np.ndarray  # (p, p) R of the column-scaled weighted regressor
+    singular_values_scaled: np.ndarray  # singular values of the column-scaled weighted regressor
+    condition_number: float  # 2-norm condition number of the weighted regressor as given
+    condition_number_scaled: float  # same with unit-norm columns
+    rank: int
+    zero_columns: tuple[int, ...]
+
+
+def weighted_solve(A: np.ndarray, y: np.ndarray, row_weights: np.ndarray) -> WeightedSolve:
+    """Weighted least squares by QR of the column-scaled weighted regressor.
+
+    Solves ``min_beta || diag(w) (A beta - y) ||_2`` as ``A_w D^-1 = Q R``, ``beta = D^-1 R^-1 Q^T y_w`` with
+    ``D = diag(column norms of A_w)``; the scaling keeps the triangular solve accurate when columns differ by
+    orders of magnitude (e.g. reflected rotor inertias against first moments). A numerically rank-deficient
+    problem is solved in the least-norm sense through the SVD of R; ``rank`` says so.
+    """
+    Aw = A * row_weights[:, None]
+    yw = y * row_weights
+    scale = np.linalg.norm(Aw, axis=0)
+    zero = tuple(int(i) for i in np.flatnonzero(scale == 0.0))
+    scale = np.where(scale == 0.0, 1.0, scale)
+    As = Aw / scale
+    q, r = np.linalg.qr(As, mode="reduced")
+    s_scaled = np.linalg.svd(r, compute_uv=False)
+    s_raw = np.linalg.svd(r * scale[None, :], compute_uv=False)
+    tol = s_scaled[0] * max(As.shape) * np.finfo(float).eps
+    rank = int(np.sum(s_scaled > tol))
+    qty = q.T @ yw
+    if rank == r.shape[0]:
+        beta_s = np.linalg.solve(r, qty)
+    else:
+        beta_s = np.linalg.lstsq(r, qty, rcond=tol / s_scaled[0])[0]
+    cond_raw = float(s_raw[0] / s_raw[-1]) if s_raw[-1] > 0 else float("inf")
+    cond_scaled = float(s_scaled[0] / s_scaled[-1]) if s_scaled[-1] > 0 else float("inf")
+    return WeightedSolve(
+        beta=beta_s / scale,
+        scale=scale,
+        q=q,
+        r=r,
+        singular_values_scaled=s_scaled,
+        condition_number=cond_raw,
+        condition_number_scaled=cond_scaled,
+        rank=rank,
+        zero_columns=zero,
+    )
+
+
+def joint_leverage(q: np.ndarray, dof: int) -> np.ndarray:
+    """Sum of the hat-matrix diagonal over the rows of each joint, ``h_j`` (sums to the rank).
+
+    ``E ||r_j||^2 = sigma_j^2 (N - h_j)`` when the weights are proportional to ``1/sigma_j``; ``N - h_j`` is the
+    per-joint residual degree of freedom used for ``sigma_j`` (it reduces to Gautier's ``N_j - nb`` for one
+    joint and splits the ``nb`` lost degrees of freedom among the joints that determine the parameters).
+    """
+    h = np.einsum("ij,ij->i", q, q)
+    return h.reshape(-1, dof).sum(axis=0)
+
+
+def per_joint_sigma(residual: np.ndarray, leverage: np.ndarray) -> np.ndarray:
+    """``sigma_j = sqrt(||r_j||^2 / (N - h_j))`` from the (N, dof) unweighted residual."""
+    n = residual.shape[0]
+    dof_j = np.maximum(n - leverage, 1.0)
+    return np.sqrt(np.sum(residual**2, axis=0) / dof_j)
+
+
+def per_joint_sigma_unbiased(q: np.ndarray, residual: np.ndarray, joint_weights: np.ndarray) -> np.ndarray:
+    """Unbiased per-joint noise std from the residual of a weighted fit, whatever the weights.
+
+    With ``e_w = (I - H) eps_w`` (``H = Q Q^T`` of the weighted regressor, ``eps_w`` independent with variance
+    ``v_k = w_k^2 sigma_k^2`` on the rows of joint k):
+    ``E ||e_w,j||^2 = sum_k C_jk v_k``, ``C_jk = delta_jk (N - 2 h_j) + tr(G_j G_k)``, ``G_j = Q_j^T Q_j``
+    (``Q_j``: rows of joint j, ``h_j = tr G_j``). Solving this dof x dof system removes the bias of
+    ``||r_j||^2/(N - h_j)`` when the weights are not ``1/sigma`` (e.g. OLS with one noisy joint leaking into the
+    residual of a quiet one). Where the solve gives a non-positive variance (possible: the estimator is unbiased, not positive) that
+    joint falls back to :func:`per_joint_sigma`.
+    """
+    n, dof = residual.shape
+    p = q.shape[1]
+    qj = q.reshape(n, dof, p)
+    G = np.einsum("njp,njq->jpq", qj, qj)
+    h = np.einsum("jpp->j", G)
+    C = np.einsum("jpq,kqp->jk", G, G)
+    C[np.diag_indices(dof)] += n - 2.0 * h
+    ew2 = np.sum((residual * joint_weights) ** 2, axis=0)
+    try:
+        v = np.linalg.solve(C, ew2)
+    except np.linalg.LinAlgError:
+        v = np.full(dof, -1.0)
+    simple = per_joint_sigma(residual, h)
+    exact = np.sqrt(np.clip(v, 0.0, None)) / joint_weights
+    return np.where(v > 0, exact, simple)
+
+
+def inverse_r(r: np.ndarray) -> np.ndarray:
+    """R^-1 (pseudo-inverse if singular)."""
+    try:
+        return np.linalg.solve(r, np.eye(r.shape[0]))
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(r)
+
+
+def sandwich_covariance(
+    solve: WeightedSolve, A: np.ndarray, row_weights: np.ndarray, row_sigma: np.ndarray
+) -> np.ndarray:
+    """Covariance of the weighted LS estimate for independent rows with standard deviation ``row_sigma``.
+
+    ``beta = B A^T Omega y`` with ``B = (A^T Omega A)^-1``, ``Omega = diag(w^2)``, so
+    ``Cov = B (sum_rows w^4 sigma^2 a a^T) B``. When ``w = 1/sigma`` this is ``(A_w^T A_w)^-1``; otherwise it is
+    still the true covariance (heteroscedastic-consistent), which keeps OLS standard deviations honest when the
+    joints have different noise levels. Computed in column-scaled coordinates.
+    """
+    rinv = inverse_r(solve.r)
+    bread = rinv @ rinv.T  # (A_s^T A_s)^-1
+    As = A * row_weights[:, None] / solve.scale
+    c = As * (row_weights * row_sigma)[:, None]
+    meat = c.T @ c
+    cov_s = bread @ meat @ bread
+    cov = cov_s / np.outer(solve.scale, solve.scale)
+    return 0.5 * (cov + cov.T)
+
+
+def rows_of_joint(values_per_joint: np.ndarray, n: int) -> np.ndarray:
+    """Broadcast a (dof,) per-joint quantity to the N*dof stacked rows."""
+    return np.tile(np.asarray(values_per_joint, dtype=float), n)

@@ -1,0 +1,135 @@
+"""Result records of the estimators (frozen: they describe what an estimate is, not a workspace)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+def relative_std_percent(values: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """``100 * std / |value|``; infinite where the value is exactly zero."""
+    values = np.asarray(values, dtype=float)
+    std = np.asarray(std, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = 100.0 * std / np.abs(values)
+    return np.where(np.abs(values) > 0, out, np.inf)
+
+
+@dataclass(frozen=True)
+class EstimationResult:
+    """One estimate of linear parameters with its uncertainty.
+
+    Attributes
+    ----------
+    method : which estimator produced these numbers (``"ols"``, ``"wls"``, ``"irls-huber"``, ...).
+    names : parameter names, in column order of the regressor.
+    values, covariance, std, relative_std_percent : estimate, its covariance, ``sqrt(diag(cov))`` and
+        ``100 std/|value|``.
+    residual : (N, dof) measured minus predicted torque, unweighted (N m).
+    sigma : (dof,) residual standard deviation per joint (robust scale for IRLS), N m.
+    weights : (dof,) per-joint weights applied to the rows (1 for OLS; ``1/sigma_j`` for WLS).
+    condition_number : 2-norm condition number of the weighted regressor as used by the estimator.
+    condition_number_scaled : the same with unit-norm columns (independent of parameter units).
+    dof_residual : ``N * dof - nb``.
+    notes : warnings and facts a user must see (rank deficiency, weights, non-convergence, ...).
+    converged : False when an iteration limit was hit or the problem was rank deficient.
+    iterations : iterations of an iterative estimator (1 for OLS, 2 for two-step WLS).
+    """
+
+    method: str
+    names: tuple[str, ...]
+    values: np.ndarray
+    covariance: np.ndarray
+    std: np.ndarray
+    relative_std_percent: np.ndarray
+    residual: np.ndarray
+    sigma: np.ndarray
+    weights: np.ndarray
+    condition_number: float
+    condition_number_scaled: float
+    dof_residual: int
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    converged: bool = True
+    iterations: int = 1
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        method: str,
+        names: tuple[str, ...],
+        values: np.ndarray,
+        covariance: np.ndarray,
+        residual: np.ndarray,
+        sigma: np.ndarray,
+        weights: np.ndarray,
+        condition_number: float,
+        condition_number_scaled: float,
+        notes: list[str] | tuple[str, ...] = (),
+        converged: bool = True,
+        iterations: int = 1,
+    ) -> EstimationResult:
+        cov = np.asarray(covariance, dtype=float)
+        std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+        n, dof = residual.shape
+        return cls(
+            method=method,
+            names=tuple(names),
+            values=_readonly(values),
+            covariance=_readonly(cov),
+            std=_readonly(std),
+            relative_std_percent=_readonly(relative_std_percent(values, std)),
+            residual=_readonly(residual),
+            sigma=_readonly(sigma),
+            weights=_readonly(weights),
+            condition_number=float(condition_number),
+            condition_number_scaled=float(condition_number_scaled),
+            dof_residual=int(n * dof - len(names)),
+            notes=tuple(notes),
+            converged=bool(converged),
+            iterations=int(iterations),
+        )
+
+    @property
+    def correlation(self) -> np.ndarray:
+        """Correlation matrix of the estimate (see :func:`robid.estimation.statistics.correlation_matrix`)."""
+        from robid.estimation.statistics import correlation_matrix
+
+        return correlation_matrix(self.covariance)
+
+    def value(self, name: str) -> float:
+        return float(self.values[self.names.index(name)])
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (values and uncertainties; no sample arrays)."""
+
+        def num(x: float) -> float | None:
+            return float(x) if np.isfinite(x) else None
+
+        return {
+            "method": self.method,
+            "parameters": [
+                {
+                    "name": n,
+                    "value": num(v),
+                    "std": num(s),
+                    "relative_std_percent": num(r),
+                }
+                for n, v, s, r in zip(self.names, self.values, self.std, self.relative_std_percent, strict=True)
+            ],
+            "sigma_per_joint": [num(s) for s in self.sigma],
+            "weights_per_joint": [num(w) for w in self.weights],
+            "condition_number": num(self.condition_number),
+            "condition_number_scaled": num(self.condition_number_scaled),
+            "dof_residual": self.dof_residual,
+            "converged": self.converged,
+            "iterations": self.iterations,
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,139 @@
+"""The public Robot object (interfaces.md section 2): a model plus its compiled regressors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.model.loader import read_robot
+from robid.model.robot_model import RobotModel
+
+
+@dataclass(frozen=True)
+class BaseParameters:
+    """The base (identifiable) parameter set of a robot and its regressor.
+
+    ``grouping`` (nb, P) maps standard values to base values; ``expressions`` spell each base parameter as
+    the standard parameter it is named after plus what is grouped into it; ``classes`` classifies every
+    standard parameter as unidentifiable, grouped or identifiable. ``exact`` says whether the grouping
+    coefficients are exact rationals (``grouping_exact``) or floating-point.
+    """
+
+    names: list[str]
+    expressions: list[str]
+    indices: list[int]
+    grouping: np.ndarray
+    grouping_exact: list[list[str]] | None
+    classes: dict[str, str]
+    exact: bool
+    _module: object = field(repr=False, compare=False, default=None)
+
+    def regressor(self, q, qd, qdd) -> np.ndarray:
+        """(N, dof, nb) base regressor."""
+        return self._module.base_regressor(*_states(q, qd, qdd))
+
+    def values(self, standard_values) -> np.ndarray:
+        return self.grouping @ np.asarray(standard_values, dtype=float)
+
+    def inverse_dynamics(self, q, qd, qdd, base_values) -> np.ndarray:
+        return self._module.base_inverse_dynamics(*_states(q, qd, qdd), np.asarray(base_values, dtype=float))
+
+
+class Robot:
+    """A robot model with its generated regressors (derived once and cached on disk)."""
+
+    def __init__(self, model: RobotModel, terms: tuple[str, ...] | None = None):
+        from robid.symbolic.terms import default_terms, normalise_terms
+
+        self.model = model
+        self.terms = normalise_terms(terms) if terms is not None else default_terms(model)
+        self._module = None
+        self._meta = None
+        self._parameters = None
+
+    def _compile(self):
+        if self._module is None:
+            from robid.symbolic.cache import load_module
+            from robid.symbolic.derive import compile_model
+
+            path, meta = compile_model(self.model, self.terms)
+            self._module = load_module(path / "model.py", f"robid_gen_{meta['key']}")
+            self._meta = meta
+        return self._module
+
+    @property
+    def meta(self) -> dict:
+        self._compile()
+        return self._meta
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @property
+    def dof(self) -> int:
+        return self.model.dof
+
+    @property
+    def joint_names(self) -> list[str]:
+        return self.model.joint_names
+
+    @property
+    def parameter_names(self) -> list[str]:
+        return list(self.meta["parameter_names"])
+
+    @property
+    def parameters(self) -> np.ndarray:
+        """Nominal standard parameter values from the robot file."""
+        if self._parameters is None:
+            from robid.symbolic.terms import nominal_values
+
+            self._parameters = nominal_values(self.model, self.terms)
+        return self._parameters.copy()
+
+    def regressor(self, q, qd, qdd) -> np.ndarray:
+        """(N, dof, P) standard regressor: tau = Y @ parameters."""
+        return self._compile().regressor(*_states(q, qd, qdd, self.dof))
+
+    def inverse_dynamics(self, q, qd, qdd, parameters=None) -> np.ndarray:
+        """(N, dof) joint torques with the nominal (or given) standard parameters."""
+        p = self.parameters if parameters is None else np.asarray(parameters, dtype=float)
+        return self._compile().inverse_dynamics(*_states(q, qd, qdd, self.dof), p)
+
+    def base_parameters(self) -> BaseParameters:
+        module = self._compile()
+        b = self._meta["base"]
+        names = self._meta["parameter_names"]
+        return BaseParameters(
+            names=[names[k] for k in b["indices"]],
+            expressions=list(b["expressions"]),
+            indices=list(b["indices"]),
+            grouping=np.array(b["grouping"], dtype=float),
+            grouping_exact=b["grouping_exact"],
+            classes=dict(b["classes"]),
+            exact=bool(b["exact"]),
+            _module=module,
+        )
+
+
+def _states(q, qd, qdd, dof: int | None = None):
+    arrays = []
+    for name, x in (("q", q), ("qd", qd), ("qdd", qdd)):
+        a = np.asarray(x, dtype=float)
+        if a.ndim == 1:
+            a = a[None, :]
+        if a.ndim != 2 or (dof is not None and a.shape[1] != dof):
+            raise RobidInputError(f"{name}: expected shape (N, {dof}), got {np.shape(x)}")
+        arrays.append(a)
+    if not arrays[0].shape == arrays[1].shape == arrays[2].shape:
+        raise RobidInputError("q, qd, qdd: shapes differ")
+    return arrays
+
+
+def load_robot(robot: str | Path | RobotModel, terms=None) -> Robot:
+    """Load a robot file (YAML, URDF) or a built-in robot by name; see docs/core_api.md."""
+    model = robot if isinstance(robot, RobotModel) else read_robot(robot)
+    return Robot(model, terms)

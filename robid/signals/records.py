@@ -1,0 +1,186 @@
+"""Frozen records that the signal stage hands on: what was read, what was dropped, what was produced.
+
+Arrays inside these records are made read-only, so a record describes a fact that no later stage can change.
+Samples are rows: every ``(N, dof)`` array has one row per sample and one column per joint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def _frozen(array: np.ndarray | None) -> np.ndarray | None:
+    if array is None:
+        return None
+    out = np.array(array, dtype=float, copy=True)
+    out.flags.writeable = False
+    return out
+
+
+@dataclass(frozen=True)
+class DroppedRow:
+    """One sample removed from a measurement, and why.
+
+    ``row`` is the 1-based line number in ``file`` for text files (header and skipped lines counted), or the
+    1-based sample index for ``.mat`` files; ``sample`` is the 1-based index of the sample in the recording.
+    """
+
+    file: str
+    row: int
+    sample: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: row {self.row}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class DropRecord:
+    """Every sample removed while reading (only when the user allowed dropping), with the reason per sample."""
+
+    rows: tuple[DroppedRow, ...] = ()
+    samples_read: int = 0
+
+    @property
+    def count(self) -> int:
+        return len(self.rows)
+
+    @property
+    def row_numbers(self) -> tuple[int, ...]:
+        return tuple(r.row for r in self.rows)
+
+    def summary(self) -> str:
+        """One line for a report: how many samples were dropped out of how many, and which rows."""
+        if not self.rows:
+            return f"no samples dropped ({self.samples_read} read)"
+        return (
+            f"{self.count} of {self.samples_read} samples dropped: "
+            + "; ".join(f"row {r.row} ({r.reason})" for r in self.rows[:20])
+            + (f"; ... {self.count - 20} more" if self.count > 20 else "")
+        )
+
+    def lines(self) -> list[str]:
+        """One line per dropped sample, for a report table."""
+        return [str(r) for r in self.rows]
+
+
+@dataclass(frozen=True, eq=False)
+class Measurement:
+    """A measurement in the canonical form of interfaces.md section 3, SI units, joint side.
+
+    ``t`` (N,) strictly increasing, in s, as recorded (not shifted to zero); ``q`` (N, dof) link-side joint
+    positions; ``tau`` (N, dof) joint torques (forces for prismatic joints); ``qd``/``qdd`` measured velocities
+    and accelerations when the file has them; ``theta`` motor positions divided by the transmission (joint
+    units) when the file has them. ``uniform_time`` is True when the time axis was built from a sampling rate.
+    ``notes`` lists every non-fatal decision taken while reading (ignored columns, conversions, allowances).
+    """
+
+    source: str
+    t: np.ndarray
+    q: np.ndarray
+    tau: np.ndarray
+    qd: np.ndarray | None = None
+    qdd: np.ndarray | None = None
+    theta: np.ndarray | None = None
+    dropped: DropRecord = field(default_factory=DropRecord)
+    notes: tuple[str, ...] = ()
+    uniform_time: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("t", "q", "tau", "qd", "qdd", "theta"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.t.shape[0])
+
+    @property
+    def dof(self) -> int:
+        return int(self.q.shape[1])
+
+
+@dataclass(frozen=True)
+class NoiseEstimate:
+    """Noise of the measured channels, per joint.
+
+    ``q_std``/``tau_std``: standard deviation of the noise on one raw sample (before averaging and filtering).
+    ``q_std_processed``, ``qd_std_processed``, ``qdd_std_processed``, ``tau_std_processed``: standard deviation of
+    the noise left on the processed (averaged, filtered, differentiated) signals -- the numbers a weighted
+    estimator uses. ``per_harmonic_q``/``per_harmonic_tau`` (periodic path only): variance of the averaged DFT
+    coefficient at each harmonic 0..M/2, shape (M//2 + 1, dof). ``method`` says how they were obtained.
+    """
+
+    q_std: tuple[float, ...]
+    tau_std: tuple[float, ...]
+    q_std_processed: tuple[float, ...]
+    qd_std_processed: tuple[float, ...]
+    qdd_std_processed: tuple[float, ...]
+    tau_std_processed: tuple[float, ...]
+    method: str
+    per_harmonic_q: np.ndarray | None = None
+    per_harmonic_tau: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "per_harmonic_q", _frozen(self.per_harmonic_q))
+        object.__setattr__(self, "per_harmonic_tau", _frozen(self.per_harmonic_tau))
+
+    @property
+    def tau_variance_processed(self) -> np.ndarray:
+        """Per-joint variance of the processed torque: the weights 1/sigma^2 of a weighted least squares."""
+        return np.asarray(self.tau_std_processed) ** 2
+
+
+@dataclass(frozen=True, eq=False)
+class ProcessedSignals:
+    """What identification uses: filtered, differentiated, resampled signals and how they were obtained.
+
+    Arrays are (N, dof) on the uniform grid ``t``. Periodic path: one averaged period of M samples,
+    ``t = t_start + m*T/M``. Non-periodic path: the filtered record with the edges trimmed (and decimated).
+    ``keep`` (N, dof) marks the (sample, joint) rows the data selection kept (all True without selection).
+    ``apply_filter`` applies the same linear filter to any signal on the grid ``t`` (axis 0) -- use it on
+    regressor columns for parallel filtering. ``method`` is a human-readable, multi-line account of every step.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    mode: str  # "periodic" | "rest-to-rest" | "nonperiodic"
+    sample_rate: float
+    noise: NoiseEstimate
+    keep: np.ndarray
+    dropped: DropRecord
+    method: str
+    apply_filter: Callable[[np.ndarray], np.ndarray]
+    qddd: np.ndarray | None = None
+    qdddd: np.ndarray | None = None
+    theta: np.ndarray | None = None
+    period: float | None = None
+    period_source: str | None = None  # "user" | "trajectory" | "detected" | "segment"
+    n_periods: int = 0
+    harmonics: tuple[int, ...] | None = None
+    cutoff_hz: float | None = None
+    segment: tuple[float, float] | None = None  # time span of the recording that was used
+    trimmed: tuple[int, int] = (0, 0)  # samples removed at the start and the end (filter edges)
+    rejected_periods: tuple[int, ...] = ()  # 1-based indices of periods left out of the average
+    standstill: tuple[tuple[float, float], ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("t", "q", "qd", "qdd", "tau", "qddd", "qdddd", "theta"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        keep = np.array(self.keep, dtype=bool, copy=True)
+        keep.flags.writeable = False
+        object.__setattr__(self, "keep", keep)
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.t.shape[0])
+
+    @property
+    def dof(self) -> int:
+        return int(self.q.shape[1])

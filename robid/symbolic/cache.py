@@ -1,0 +1,84 @@
+"""On-disk cache of generated code, keyed by a hash of everything the derivation depends on.
+
+Location: ``$ROBID_CACHE_DIR`` if set, else ``~/.cache/robid``. One folder per key holding ``model.py``
+(numpy functions), ``exact.py`` (rational evaluator) and ``meta.json``. A folder is written under a temporary
+name and renamed into place, so a crash never leaves a half-written entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from robid.model.robot_model import RobotModel
+
+GENERATOR_VERSION = "1"
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("ROBID_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "robid"
+
+
+def model_key(model: RobotModel, terms: tuple[str, ...]) -> str:
+    """Hash of the kinematics, gravity, joint names, drives (rotor columns) and terms; not of the inertias."""
+    desc = {
+        "generator": GENERATOR_VERSION,
+        "gravity": [repr(float(g)) for g in model.gravity],
+        "terms": list(terms),
+        "joints": [
+            {
+                "name": j.name,
+                "type": j.type,
+                "geometry": repr(j.geometry),
+                "drive": j.drive is not None,
+            }
+            for j in model.joints
+        ],
+    }
+    text = json.dumps(desc, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def entry_path(key: str) -> Path:
+    return cache_dir() / key
+
+
+def write_entry(key: str, files: dict[str, str]) -> Path:
+    root = cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / key
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
+    try:
+        for name, text in files.items():
+            (tmp / name).write_text(text)
+        if final.exists():
+            shutil.rmtree(tmp)  # another process finished first; its entry is equivalent
+        else:
+            os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+def read_meta(key: str) -> dict | None:
+    path = entry_path(key) / "meta.json"
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def load_module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,0 +1,228 @@
+"""Code generation: straight-line numpy code vectorised over N samples, and an exact rational evaluator.
+
+The derived program (assignments + regressor entries) goes through sympy's common-subexpression elimination
+once; every generated function then keeps only the assignments its outputs need (dead-code elimination). The
+numpy module imports nothing but numpy. The exact evaluator (fractions.Fraction arithmetic on rational states)
+serves the exact base-parameter grouping (robid.symbolic.base_parameters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+from sympy.printing.pycode import PythonCodePrinter
+
+from robid.symbolic.geometry import JointSymbols
+from robid.symbolic.program import operation_counts
+
+
+@dataclass(frozen=True)
+class OptimisedProgram:
+    """Assignments in dependency order and the regressor entries Y[row][col] as expressions."""
+
+    assignments: tuple[tuple[sp.Symbol, sp.Expr], ...]
+    entries: dict[tuple[int, int], sp.Expr]  # (row, column) -> expression, non-zero only
+    dof: int
+    n_columns: int
+
+
+def optimise(assignments, columns: list[list[sp.Expr]], use_cse: bool = True) -> OptimisedProgram:
+    """Run CSE over the whole program and order the result by dependencies."""
+    dof = len(columns[0]) if columns else 0
+    entries = {}
+    for k, col in enumerate(columns):
+        for i, e in enumerate(col):
+            if e != 0:
+                entries[(i, k)] = e
+    keys = list(entries)
+    rhs = [e for _, e in assignments] + [entries[k] for k in keys]
+    if use_cse:
+        reps, reduced = sp.cse(rhs, symbols=sp.numbered_symbols("t", real=True), order="none")
+    else:
+        reps, reduced = [], rhs
+    n_assign = len(assignments)
+    nodes = [(s, e) for s, e in reps] + [
+        (sym, reduced[k]) for k, (sym, _) in enumerate(assignments)
+    ]
+    ordered = _topological(nodes)
+    new_entries = {key: reduced[n_assign + m] for m, key in enumerate(keys)}
+    return OptimisedProgram(tuple(ordered), new_entries, dof, len(columns))
+
+
+def _topological(nodes):
+    """Order assignments so that every symbol is defined before use (Kahn's algorithm, stable)."""
+    defined = {s for s, _ in nodes}
+    deps = {s: {f for f in e.free_symbols if f in defined} for s, e in nodes}
+    users: dict[sp.Symbol, list[sp.Symbol]] = {s: [] for s, _ in nodes}
+    for s, d in deps.items():
+        for f in d:
+            users[f].append(s)
+    expr_of = dict(nodes)
+    position = {s: k for k, (s, _) in enumerate(nodes)}
+    import heapq
+
+    remaining = {s: len(d) for s, d in deps.items()}
+    ready = [(position[s], s.name, s) for s, c in remaining.items() if c == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        _, _, s = heapq.heappop(ready)
+        out.append((s, expr_of[s]))
+        for u in users[s]:
+            remaining[u] -= 1
+            if remaining[u] == 0:
+                heapq.heappush(ready, (position[u], u.name, u))
+    if len(out) != len(nodes):
+        raise RuntimeError("cyclic program after CSE")
+    return out
+
+
+def needed_assignments(program: OptimisedProgram, exprs) -> list[tuple[sp.Symbol, sp.Expr]]:
+    """The assignments the given expressions depend on, in program order."""
+    defs = dict(program.assignments)
+    need = set()
+    stack = [f for e in exprs for f in e.free_symbols if f in defs]
+    while stack:
+        s = stack.pop()
+        if s in need:
+            continue
+        need.add(s)
+        stack.extend(f for f in defs[s].free_symbols if f in defs and f not in need)
+    return [(s, e) for s, e in program.assignments if s in need]
+
+
+class _NumpyPrinter(PythonCodePrinter):
+    def _print_Rational(self, expr):
+        return repr(float(expr.p) / float(expr.q))
+
+    def _print_Integer(self, expr):
+        return f"{int(expr)}.0"
+
+    def _print_Float(self, expr):
+        return repr(float(expr))
+
+    def _print_Pow(self, expr, rational=False):
+        base, exp = expr.args
+        if exp.is_Integer and 1 < int(exp) <= 3:
+            b = self.parenthesize(base, 100)
+            return "*".join([b] * int(exp))
+        if exp.is_Integer and int(exp) == -1:
+            return f"(1.0/{self.parenthesize(base, 100)})"
+        return super()._print_Pow(expr, rational=rational)
+
+
+class _ExactPrinter(PythonCodePrinter):
+    def _print_Rational(self, expr):
+        return f"F({expr.p}, {expr.q})"
+
+    def _print_Integer(self, expr):
+        return str(int(expr))
+
+    def _print_Float(self, expr):
+        return f"F({repr(float(expr))!r})"
+
+
+_NP = _NumpyPrinter({"fully_qualified_modules": False})
+_EX = _ExactPrinter({"fully_qualified_modules": False})
+
+
+def _input_lines(symbols: list[JointSymbols], used: set, angle_offsets: list[float], indent="    "):
+    lines = []
+    for k, js in enumerate(symbols):
+        off = angle_offsets[k]
+        arg = f"q[:, {k}]" + (f" + {off!r}" if off else "")
+        if js.revolute and (js.s in used or js.c in used):
+            if js.s in used:
+                lines.append(f"{indent}{js.s.name} = np.sin({arg})")
+            if js.c in used:
+                lines.append(f"{indent}{js.c.name} = np.cos({arg})")
+        if not js.revolute and js.q in used:
+            lines.append(f"{indent}{js.q.name} = q[:, {k}]")
+        if js.qd in used or js.sign in used:
+            lines.append(f"{indent}{js.qd.name} = qd[:, {k}]")
+        if js.sign in used:
+            lines.append(f"{indent}{js.sign.name} = np.sign({js.qd.name})")
+        if js.qdd in used:
+            lines.append(f"{indent}{js.qdd.name} = qdd[:, {k}]")
+    return lines
+
+
+def _free(assigns, exprs) -> set:
+    used = set()
+    for _, e in assigns:
+        used |= e.free_symbols
+    for e in exprs:
+        used |= e.free_symbols
+    return used
+
+
+def numpy_function(
+    name: str,
+    program: OptimisedProgram,
+    symbols: list[JointSymbols],
+    angle_offsets: list[float],
+    columns: list[int],
+    kind: str = "regressor",
+) -> tuple[str, dict[str, int]]:
+    """Source of a vectorised function and its operation counts.
+
+    kind "regressor": ``name(q, qd, qdd)`` -> (N, dof, len(columns)) with the given standard columns.
+    kind "torque": ``name(q, qd, qdd, params)`` -> (N, dof) = sum_k Y[:, :, columns[k]] * params[k].
+    """
+    col_pos = {c: k for k, c in enumerate(columns)}
+    entries = {(i, col_pos[c]): e for (i, c), e in program.entries.items() if c in col_pos}
+    assigns = needed_assignments(program, entries.values())
+    used = _free(assigns, entries.values())
+    head = "params" if kind == "torque" else "out=None"
+    lines = [
+        f"def {name}(q, qd, qdd, {head}):",
+        "    q = np.asarray(q, dtype=float)",
+        "    qd = np.asarray(qd, dtype=float)",
+        "    qdd = np.asarray(qdd, dtype=float)",
+        "    n = q.shape[0]",
+    ]
+    lines += _input_lines(symbols, used, angle_offsets)
+    for s, e in assigns:
+        lines.append(f"    {s.name} = {_NP.doprint(e)}")
+    dof = program.dof
+    if kind == "regressor":
+        lines.append(f"    y = np.zeros((n, {dof}, {len(columns)})) if out is None else out")
+        lines.append("    if out is not None:")
+        lines.append("        y[...] = 0.0")
+        for (i, k), e in sorted(entries.items()):
+            lines.append(f"    y[:, {i}, {k}] = {_NP.doprint(e)}")
+        lines.append("    return y")
+        counts = operation_counts(assigns, list(entries.values()))
+    else:
+        lines.append("    p = np.asarray(params, dtype=float)")
+        lines.append(f"    tau = np.zeros((n, {dof}))")
+        torque_exprs = []
+        for i in range(dof):
+            terms = [(k, e) for (r, k), e in sorted(entries.items()) if r == i]
+            if not terms:
+                continue
+            pk = [sp.Symbol(f"p[{k}]") for k, _ in terms]
+            expr = sp.Add(*[e * p for (_, e), p in zip(terms, pk, strict=True)], evaluate=False)
+            torque_exprs.append(expr)
+            lines.append(f"    tau[:, {i}] = " + " + ".join(f"({_NP.doprint(e)})*p[{k}]" for k, e in terms))
+        lines.append("    return tau")
+        counts = operation_counts(assigns, torque_exprs)
+    return "\n".join(lines) + "\n", counts
+
+
+def exact_function(program: OptimisedProgram, symbols: list[JointSymbols]) -> str:
+    """Source of ``exact(values) -> {(row, col): Fraction}`` for a dict of Fraction inputs by symbol name."""
+    lines = ["def exact(x):"]
+    used = _free(program.assignments, program.entries.values())
+    for js in symbols:
+        for s in (js.s, js.c, js.q, js.qd, js.qdd, js.sign):
+            if s is not None and s in used:
+                lines.append(f"    {s.name} = x[{s.name!r}]")
+    for s, e in program.assignments:
+        lines.append(f"    {s.name} = {_EX.doprint(e)}")
+    lines.append("    return {")
+    for (i, k), e in sorted(program.entries.items()):
+        lines.append(f"        ({i}, {k}): {_EX.doprint(e)},")
+    lines.append("    }")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,75 @@
+"""Exact sympy versions of the model's constant transforms and the joint symbols.
+
+Constants are made exact so that structural zeros stay exact: rotation entries within 1e-12 of 0 or +-1 become
+those integers, every other number becomes the rational of its shortest decimal representation (0.4318 ->
+2159/5000). The numeric code prints them back as floats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from robid.model.robot_model import Joint
+
+
+def exact(x: float) -> sp.Expr:
+    x = float(x)
+    for target in (0, 1, -1):
+        if abs(x - target) < 1e-12:
+            return sp.Integer(target)
+    return sp.Rational(repr(x))
+
+
+def exact_vector(values) -> sp.Matrix:
+    return sp.Matrix([exact(v) for v in values])
+
+
+def exact_matrix(rows) -> sp.Matrix:
+    return sp.Matrix([[exact(v) for v in row] for row in rows])
+
+
+@dataclass(frozen=True)
+class JointSymbols:
+    """Symbols of one joint: sin/cos of (q + offset) for revolute joints, q for prismatic, qd, qdd, sign(qd)."""
+
+    index: int  # 1-based
+    revolute: bool
+    s: sp.Symbol | None
+    c: sp.Symbol | None
+    q: sp.Symbol | None
+    qd: sp.Symbol
+    qdd: sp.Symbol
+    sign: sp.Symbol
+
+    @staticmethod
+    def make(index: int, revolute: bool) -> JointSymbols:
+        r = {"real": True}
+        return JointSymbols(
+            index=index,
+            revolute=revolute,
+            s=sp.Symbol(f"s{index}", **r) if revolute else None,
+            c=sp.Symbol(f"c{index}", **r) if revolute else None,
+            q=None if revolute else sp.Symbol(f"q{index}", **r),
+            qd=sp.Symbol(f"qd{index}", **r),
+            qdd=sp.Symbol(f"qdd{index}", **r),
+            sign=sp.Symbol(f"sg{index}", **r),
+        )
+
+
+def skew(u: sp.Matrix) -> sp.Matrix:
+    return sp.Matrix([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
+
+
+def joint_motion(joint: Joint, sym: JointSymbols) -> tuple[sp.Matrix, sp.Matrix]:
+    """Rotation and translation of the joint motion M(q) (docs/model.md), in the frame after A.
+
+    Revolute: Rodrigues R = I + s K + (1 - c) K^2 with s, c = sin, cos(q + offset); prismatic: p = u (q + d0).
+    """
+    u = exact_vector(joint.geometry.axis)
+    if sym.revolute:
+        k = skew(u)
+        rot = (sp.eye(3) + sym.s * k + (1 - sym.c) * (k * k)).applyfunc(sp.expand)
+        return rot, sp.zeros(3, 1)
+    return sp.eye(3), u * (sym.q + exact(joint.geometry.displacement_offset))

@@ -1,0 +1,142 @@
+"""Regressor terms: each contributes named parameters, their nominal values and their regressor columns.
+
+The regressor is the concatenation of the terms' columns, tau = sum_terms Y_term(q, qd, qdd) pi_term. New
+physics (gravity compensators, elastic-joint rows) plugs in as another Term without touching the others.
+Available terms (docs/model.md): ``rigid`` (10 standard inertial parameters per body, about the frame origin),
+``rotor`` (reflected rotor inertia Ia_J = rotor_inertia * gear_ratio^2, column qdd_J in row J; the gyroscopic
+coupling of the rotor with the carrying body is neglected, as usual for high gear ratios), ``viscous`` (fv_J,
+column qd_J), ``coulomb`` (fc_J, column sign(qd_J)) and ``offset`` (f0_J, column 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from robid.errors import RobidInputError
+from robid.model.robot_model import INERTIAL_PARAMETERS, RobotModel
+from robid.symbolic.geometry import JointSymbols
+from robid.symbolic.newton_euler import (
+    forward_kinematics,
+    joint_transforms,
+    joint_twists,
+    rigid_body_columns,
+)
+from robid.symbolic.program import ProgramBuilder
+
+TERM_ORDER = ("rigid", "rotor", "viscous", "coulomb", "offset")
+
+
+@dataclass
+class DerivationContext:
+    """Shared symbolic state of one derivation (kinematics computed once, on demand)."""
+
+    model: RobotModel
+    symbols: list[JointSymbols]
+    program: ProgramBuilder
+    _bodies: list | None = None
+    _twists: dict | None = None
+
+    def kinematics(self):
+        if self._bodies is None:
+            transforms = joint_transforms(self.model, self.symbols)
+            self._bodies = forward_kinematics(self.program, self.model, self.symbols, transforms)
+            self._twists = joint_twists(self.program, self.symbols, transforms)
+        return self._bodies, self._twists
+
+
+@dataclass(frozen=True)
+class TermColumns:
+    names: list[str]
+    nominal: list[float]
+    columns: list[list[sp.Expr]]  # one list of dof row expressions per parameter
+
+
+def _unit_rows(dof: int, row: int, value: sp.Expr) -> list[sp.Expr]:
+    rows = [sp.Integer(0)] * dof
+    rows[row] = value
+    return rows
+
+
+def rigid_term(ctx: DerivationContext) -> TermColumns:
+    bodies, twists = ctx.kinematics()
+    names, nominal = [], []
+    for joint in ctx.model.joints:
+        names += [f"{p}_{joint.name}" for p in INERTIAL_PARAMETERS]
+        nominal += [float(v) for v in joint.link.standard_parameters()]
+    return TermColumns(names, nominal, rigid_body_columns(ctx.program, bodies, twists))
+
+
+def rotor_term(ctx: DerivationContext) -> TermColumns:
+    names, nominal, columns = [], [], []
+    for i, joint in enumerate(ctx.model.joints):
+        if joint.drive is None:
+            continue
+        names.append(f"Ia_{joint.name}")
+        nominal.append(joint.drive.reflected_inertia)
+        columns.append(_unit_rows(ctx.model.dof, i, ctx.symbols[i].qdd))
+    return TermColumns(names, nominal, columns)
+
+
+def _friction_term(ctx: DerivationContext, prefix: str, attr: str, column) -> TermColumns:
+    names, nominal, columns = [], [], []
+    for i, joint in enumerate(ctx.model.joints):
+        names.append(f"{prefix}_{joint.name}")
+        nominal.append(float(getattr(joint.friction, attr)))
+        columns.append(_unit_rows(ctx.model.dof, i, column(ctx.symbols[i])))
+    return TermColumns(names, nominal, columns)
+
+
+TERMS = {
+    "rigid": rigid_term,
+    "rotor": rotor_term,
+    "viscous": lambda ctx: _friction_term(ctx, "fv", "viscous", lambda s: s.qd),
+    "coulomb": lambda ctx: _friction_term(ctx, "fc", "coulomb", lambda s: s.sign),
+    "offset": lambda ctx: _friction_term(ctx, "f0", "offset", lambda s: sp.Integer(1)),
+}
+
+
+def default_terms(model: RobotModel) -> tuple[str, ...]:
+    """Rigid bodies, reflected rotor inertia where the robot has drives, viscous, Coulomb and offset friction."""
+    terms = ["rigid"]
+    if model.has_drives:
+        terms.append("rotor")
+    return tuple(terms + ["viscous", "coulomb", "offset"])
+
+
+def normalise_terms(terms) -> tuple[str, ...]:
+    terms = tuple(terms)
+    unknown = [t for t in terms if t not in TERMS]
+    if unknown:
+        raise RobidInputError(f"terms: unknown term {unknown[0]!r} (known: {', '.join(TERM_ORDER)})")
+    if "rigid" not in terms:
+        raise RobidInputError("terms: 'rigid' is required")
+    return tuple(t for t in TERM_ORDER if t in terms)
+
+
+def derive_columns(ctx: DerivationContext, terms: tuple[str, ...]) -> TermColumns:
+    names, nominal, columns = [], [], []
+    for t in terms:
+        tc = TERMS[t](ctx)
+        names += tc.names
+        nominal += tc.nominal
+        columns += tc.columns
+    return TermColumns(names, nominal, columns)
+
+
+def nominal_values(model: RobotModel, terms: tuple[str, ...]):
+    """Nominal parameter vector in column order, without deriving any expression."""
+    import numpy as np
+
+    values = []
+    for t in terms:
+        if t == "rigid":
+            for joint in model.joints:
+                values += [float(v) for v in joint.link.standard_parameters()]
+        elif t == "rotor":
+            values += [j.drive.reflected_inertia for j in model.joints if j.drive is not None]
+        else:
+            attr = {"viscous": "viscous", "coulomb": "coulomb", "offset": "offset"}[t]
+            values += [float(getattr(j.friction, attr)) for j in model.joints]
+    return np.array(values, dtype=float)

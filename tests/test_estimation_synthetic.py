@@ -1,0 +1,45 @@
+"""Synthetic linear problems for the estimation tests (no dependency on the symbolic core).
+
+Imported by the other ``test_estimation_*`` files; its own test checks the generator itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def smooth_regressor(n: int, dof: int, nb: int, seed: int = 0, period: float = 10.0) -> np.ndarray:
+    """(n, dof, nb) regressor of smooth periodic signals (like Fourier-excited joint states), full rank.
+
+    Each joint row uses its own random combination of a few harmonics per column, so columns are correlated
+    but independent, and every joint sees a different subset strongly.
+    """
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0.0, period, n, endpoint=False)
+    w0 = 2 * np.pi / period
+    harmonics = np.arange(1, 6)
+    basis = np.concatenate([np.sin(np.outer(t, harmonics * w0)), np.cos(np.outer(t, harmonics * w0))], axis=1)
+    basis = np.concatenate([basis, np.ones((n, 1))], axis=1)  # (n, 11)
+    W = np.einsum("tk,jpk->tjp", basis, rng.normal(size=(dof, nb, basis.shape[1])))
+    # columns of very different magnitudes, as in a real regressor (kg vs kg m^2 vs N m s)
+    W *= 10.0 ** rng.uniform(-1, 1, size=nb)
+    return W
+
+
+def linear_problem(n=400, dof=3, nb=8, noise=(0.05, 0.5, 2.0), seed=0, W_seed=1):
+    """Regressor, true parameters, noisy torque and the per-joint noise std."""
+    W = smooth_regressor(n, dof, nb, seed=W_seed)
+    rng_b = np.random.default_rng(W_seed + 100)
+    beta = rng_b.uniform(0.5, 3.0, nb) * rng_b.choice([-1.0, 1.0], nb)
+    rng = np.random.default_rng(seed)
+    noise = np.asarray(noise, dtype=float)
+    tau = W @ beta + rng.normal(size=(n, dof)) * noise
+    return W, beta, tau, noise
+
+
+def test_generator_is_full_rank_and_deterministic():
+    W, beta, tau, noise = linear_problem()
+    A = W.reshape(-1, W.shape[2])
+    assert np.linalg.matrix_rank(A) == W.shape[2]
+    W2, beta2, tau2, _ = linear_problem()
+    assert np.array_equal(tau, tau2) and np.array_equal(beta, beta2)
