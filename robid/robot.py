@@ -46,7 +46,7 @@ class Robot:
     """A robot model with its generated regressors (derived once and cached on disk)."""
 
     def __init__(self, model: RobotModel, terms: tuple[str, ...] | None = None):
-        from robid.symbolic.terms import default_terms, normalise_terms
+        from robid.model.terms import default_terms, normalise_terms
 
         self.model = model
         self.terms = normalise_terms(terms) if terms is not None else default_terms(model)
@@ -56,11 +56,16 @@ class Robot:
 
     def _compile(self):
         if self._module is None:
-            from robid.symbolic.cache import load_module
-            from robid.symbolic.derive import compile_model
+            from robid.symbolic import cache
 
-            path, meta = compile_model(self.model, self.terms)
-            self._module = load_module(path / "model.py", f"robid_gen_{meta['key']}")
+            key = cache.model_key(self.model, self.terms)
+            meta = cache.read_meta(key)
+            path = cache.entry_path(key)
+            if meta is None or not (path / "model.py").exists():
+                from robid.symbolic.derive import compile_model  # imports sympy: only on a cache miss
+
+                path, meta = compile_model(self.model, self.terms)
+            self._module = load_module_cached(path / "model.py", f"robid_gen_{meta['key']}")
             self._meta = meta
         return self._module
 
@@ -89,7 +94,7 @@ class Robot:
     def parameters(self) -> np.ndarray:
         """Nominal standard parameter values from the robot file."""
         if self._parameters is None:
-            from robid.symbolic.terms import nominal_values
+            from robid.model.terms import nominal_values
 
             self._parameters = nominal_values(self.model, self.terms)
         return self._parameters.copy()
@@ -117,6 +122,18 @@ class Robot:
             exact=bool(b["exact"]),
             _module=module,
         )
+
+
+_MODULES: dict[str, object] = {}
+
+
+def load_module_cached(path: Path, name: str):
+    """Import a generated module once per process."""
+    if name not in _MODULES:
+        from robid.symbolic.cache import load_module
+
+        _MODULES[name] = load_module(path, name)
+    return _MODULES[name]
 
 
 def _states(q, qd, qdd, dof: int | None = None):

@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     except RobidInputError as exc:
         sys.stderr.write(f"robid: error: {exc}\n")
         return 2
+    except BrokenPipeError:  # output piped into e.g. `head`
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         sys.stderr.write("robid: interrupted\n")
         return 130

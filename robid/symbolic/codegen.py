@@ -187,16 +187,19 @@ def numpy_function(
         lines.append(f"    {s.name} = {_NP.doprint(e)}")
     dof = program.dof
     if kind == "regressor":
-        lines.append(f"    y = np.zeros((n, {dof}, {len(columns)})) if out is None else out")
-        lines.append("    if out is not None:")
-        lines.append("        y[...] = 0.0")
+        # rows are written contiguously into a (dof, P, N) block; the caller gets the (N, dof, P) view
+        lines.append(f"    y = np.zeros(({dof}, {len(columns)}, n))")
         for (i, k), e in sorted(entries.items()):
-            lines.append(f"    y[:, {i}, {k}] = {_NP.doprint(e)}")
+            lines.append(f"    y[{i}, {k}] = {_NP.doprint(e)}")
+        lines.append("    y = y.transpose(2, 0, 1)")
+        lines.append("    if out is not None:")
+        lines.append("        out[...] = y")
+        lines.append("        return out")
         lines.append("    return y")
         counts = operation_counts(assigns, list(entries.values()))
     else:
         lines.append("    p = np.asarray(params, dtype=float)")
-        lines.append(f"    tau = np.zeros((n, {dof}))")
+        lines.append(f"    tau = np.zeros(({dof}, n))")
         torque_exprs = []
         for i in range(dof):
             terms = [(k, e) for (r, k), e in sorted(entries.items()) if r == i]
@@ -205,8 +208,8 @@ def numpy_function(
             pk = [sp.Symbol(f"p[{k}]") for k, _ in terms]
             expr = sp.Add(*[e * p for (_, e), p in zip(terms, pk, strict=True)], evaluate=False)
             torque_exprs.append(expr)
-            lines.append(f"    tau[:, {i}] = " + " + ".join(f"({_NP.doprint(e)})*p[{k}]" for k, e in terms))
-        lines.append("    return tau")
+            lines.append(f"    tau[{i}] = " + " + ".join(f"({_NP.doprint(e)})*p[{k}]" for k, e in terms))
+        lines.append("    return tau.T")
         counts = operation_counts(assigns, torque_exprs)
     return "\n".join(lines) + "\n", counts
 

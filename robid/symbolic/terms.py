@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from robid.errors import RobidInputError
 from robid.model.robot_model import INERTIAL_PARAMETERS, RobotModel
 from robid.symbolic.geometry import JointSymbols
 from robid.symbolic.newton_euler import (
@@ -25,7 +24,6 @@ from robid.symbolic.newton_euler import (
 )
 from robid.symbolic.program import ProgramBuilder
 
-TERM_ORDER = ("rigid", "rotor", "viscous", "coulomb", "offset")
 
 
 @dataclass
@@ -97,24 +95,6 @@ TERMS = {
 }
 
 
-def default_terms(model: RobotModel) -> tuple[str, ...]:
-    """Rigid bodies, reflected rotor inertia where the robot has drives, viscous, Coulomb and offset friction."""
-    terms = ["rigid"]
-    if model.has_drives:
-        terms.append("rotor")
-    return tuple(terms + ["viscous", "coulomb", "offset"])
-
-
-def normalise_terms(terms) -> tuple[str, ...]:
-    terms = tuple(terms)
-    unknown = [t for t in terms if t not in TERMS]
-    if unknown:
-        raise RobidInputError(f"terms: unknown term {unknown[0]!r} (known: {', '.join(TERM_ORDER)})")
-    if "rigid" not in terms:
-        raise RobidInputError("terms: 'rigid' is required")
-    return tuple(t for t in TERM_ORDER if t in terms)
-
-
 def derive_columns(ctx: DerivationContext, terms: tuple[str, ...]) -> TermColumns:
     names, nominal, columns = [], [], []
     for t in terms:
@@ -124,19 +104,3 @@ def derive_columns(ctx: DerivationContext, terms: tuple[str, ...]) -> TermColumn
         columns += tc.columns
     return TermColumns(names, nominal, columns)
 
-
-def nominal_values(model: RobotModel, terms: tuple[str, ...]):
-    """Nominal parameter vector in column order, without deriving any expression."""
-    import numpy as np
-
-    values = []
-    for t in terms:
-        if t == "rigid":
-            for joint in model.joints:
-                values += [float(v) for v in joint.link.standard_parameters()]
-        elif t == "rotor":
-            values += [j.drive.reflected_inertia for j in model.joints if j.drive is not None]
-        else:
-            attr = {"viscous": "viscous", "coulomb": "coulomb", "offset": "offset"}[t]
-            values += [float(getattr(j.friction, attr)) for j in model.joints]
-    return np.array(values, dtype=float)

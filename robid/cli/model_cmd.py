@@ -1,0 +1,71 @@
+"""``robid model ROBOT [--json]``: parameter counts, base parameters and identifiability classes."""
+
+from __future__ import annotations
+
+import json
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "model",
+        help="derive the regressor: standard and base parameters, classes",
+        description="Derive (or load from the cache) the regressor of ROBOT and print its standard and base "
+        "parameters, the base parameter expressions and the identifiability class of every standard parameter.",
+    )
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
+    p.add_argument("--json", action="store_true", help="machine-readable output (interfaces.md section 4)")
+    p.add_argument(
+        "--terms",
+        help="comma-separated model terms (rigid,rotor,viscous,coulomb,offset); default: all that apply",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import robid
+    from robid import progress
+
+    terms = tuple(t.strip() for t in args.terms.split(",")) if args.terms else None
+    if not args.json:
+        progress.set_progress(progress.stderr_printer)
+    robot = robid.load_robot(args.robot, terms=terms)
+    base = robot.base_parameters()
+    names = robot.parameter_names
+    classes = {n: base.classes[n] for n in names}
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "dof": robot.dof,
+                    "standard_parameters": names,
+                    "base_parameters": [
+                        {"name": n, "expression": e} for n, e in zip(base.names, base.expressions, strict=True)
+                    ],
+                    "classes": classes,
+                    "exact": base.exact,
+                    "terms": list(robot.terms),
+                    "operation_counts": robot.meta["operation_counts"],
+                },
+                indent=1,
+            )
+        )
+        return 0
+    counts = {c: sum(1 for v in classes.values() if v == c) for c in ("identifiable", "grouped", "unidentifiable")}
+    print(f"robot: {robot.name} ({robot.dof} joints, {robot.model.kinematics}), terms: {', '.join(robot.terms)}")
+    print(f"standard parameters: {len(names)}    base parameters: {len(base.names)}"
+          f" ({'exact' if base.exact else 'floating-point'} grouping)")
+    print(
+        f"classes: {counts['identifiable']} identifiable, {counts['grouped']} grouped,"
+        f" {counts['unidentifiable']} unidentifiable"
+    )
+    print("\nbase parameters:")
+    width = max(len(n) for n in base.names)
+    for n, e in zip(base.names, base.expressions, strict=True):
+        print(f"  {n:{width}s} = {e}")
+    print("\nunidentifiable: " + (", ".join(n for n in names if classes[n] == "unidentifiable") or "none"))
+    ops = robot.meta["operation_counts"]
+    print(
+        "\ngenerated code (mult/add): "
+        + ", ".join(f"{k} {v['mul']}/{v['add']}" for k, v in ops.items())
+    )
+    return 0

@@ -1,0 +1,24 @@
+"""``robid robots``: list the built-in robots."""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser("robots", help="list the built-in robots", description="List the built-in robots.")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from robid.model.loader import builtin_robot_names, builtin_robot_path
+    from robid.model.yaml_reader import read_robot_yaml
+
+    for name in builtin_robot_names():
+        model = read_robot_yaml(builtin_robot_path(name))
+        extras = []
+        if model.is_elastic:
+            extras.append("elastic joints")
+        if any(j.compensator for j in model.joints):
+            extras.append("gravity compensator")
+        kinds = "".join("R" if j.revolute else "P" for j in model.joints)
+        print(f"{name:22s} {model.dof} axes ({kinds}), {model.kinematics}" + (f", {', '.join(extras)}" if extras else ""))
+    return 0

@@ -1,0 +1,48 @@
+"""Names of the regressor terms, the default set, and nominal parameter values (no sympy here).
+
+Terms (docs/model.md): ``rigid`` (10 standard inertial parameters per body, about the frame origin), ``rotor``
+(reflected rotor inertia Ia_J = rotor_inertia * gear_ratio^2, only joints with a drive), ``viscous`` (fv_J),
+``coulomb`` (fc_J) and ``offset`` (f0_J). Column order: rigid blocks joint by joint, then Ia_*, fv_*, fc_*, f0_*.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.model.robot_model import RobotModel
+
+TERM_ORDER = ("rigid", "rotor", "viscous", "coulomb", "offset")
+_FRICTION_ATTR = {"viscous": "viscous", "coulomb": "coulomb", "offset": "offset"}
+
+
+def default_terms(model: RobotModel) -> tuple[str, ...]:
+    """Rigid bodies, reflected rotor inertia where the robot has drives, viscous, Coulomb and offset friction."""
+    terms = ["rigid"]
+    if model.has_drives:
+        terms.append("rotor")
+    return tuple(terms + ["viscous", "coulomb", "offset"])
+
+
+def normalise_terms(terms) -> tuple[str, ...]:
+    terms = tuple(terms)
+    unknown = [t for t in terms if t not in TERM_ORDER]
+    if unknown:
+        raise RobidInputError(f"terms: unknown term {unknown[0]!r} (known: {', '.join(TERM_ORDER)})")
+    if "rigid" not in terms:
+        raise RobidInputError("terms: 'rigid' is required")
+    return tuple(t for t in TERM_ORDER if t in terms)
+
+
+def nominal_values(model: RobotModel, terms: tuple[str, ...]) -> np.ndarray:
+    """Nominal parameter vector in column order."""
+    values: list[float] = []
+    for t in terms:
+        if t == "rigid":
+            for joint in model.joints:
+                values += [float(v) for v in joint.link.standard_parameters()]
+        elif t == "rotor":
+            values += [j.drive.reflected_inertia for j in model.joints if j.drive is not None]
+        else:
+            values += [float(getattr(j.friction, _FRICTION_ATTR[t])) for j in model.joints]
+    return np.array(values, dtype=float)

@@ -1,0 +1,314 @@
+"""Input validation of raw measurement tables: nothing is silent.
+
+Every problem either stops the run with a one-line :class:`RobidInputError` that names the file, the row and
+the column (``file: row R, column C: what``), or -- for isolated bad rows and only when the user allowed it --
+removes the sample and records exactly which row was removed and why (:class:`DropRecord`).
+
+Checks, in order: unreadable rows (wrong column count, truncated, non-numeric, empty), NaN/inf in a used
+column, time stamps that repeat or run backwards, too few samples, gaps in time, constant channels and
+saturated (clipped) torque or current channels.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.signals.records import DroppedRow, DropRecord
+from robid.signals.tables import RawTable
+
+#: Kinds of channel; saturation is checked on efforts only (a position at rest repeats its value legally).
+EFFORT_KINDS = ("torques", "currents")
+
+
+@dataclass(frozen=True)
+class ValidationPolicy:
+    """What validation tolerates. Defaults refuse every bad row.
+
+    ``drop_bad_rows``: drop isolated bad rows (runs of at most ``max_bad_run`` inside the recording, any run
+    at its start or end) and record them, as long as at most ``max_drop_fraction`` of the rows go.
+    ``max_gap_factor``: a time step longer than this many median steps is a break in the recording.
+    ``saturation_run``: this many consecutive samples sitting exactly at a torque/current channel's extreme
+    value are a clipped signal. ``allow_constant``/``allow_saturated``: channel names (q4, tau2, ...) exempted.
+    """
+
+    drop_bad_rows: bool = False
+    max_bad_run: int = 3
+    max_drop_fraction: float = 0.05
+    min_samples: int = 32
+    max_gap_factor: float = 10.0
+    saturation_run: int = 10
+    allow_constant: tuple[str, ...] = ()
+    allow_saturated: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChannelRef:
+    """One used column: its canonical name (q1, tau3, t, ...), the table and the 0-based column."""
+
+    name: str
+    table: int
+    column: int
+    kind: str  # time | positions | velocities | accelerations | torques | currents | motor_positions
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    keep: np.ndarray  # (n_samples,) bool
+    dropped: DropRecord
+    notes: tuple[str, ...]
+
+
+def channel_label(table: RawTable, ref: ChannelRef) -> str:
+    """``column 14 (i1)`` / ``column 5 (q4)`` / ``column 2 (Joint_2 -> q2)`` / ``column rec.x[2] (q2)``."""
+    if table.names is not None and ref.column < len(table.names):
+        header = table.names[ref.column].strip()
+        inner = header if header == ref.name else f"{header} -> {ref.name}"
+        return f"column {ref.column + 1} ({inner})"
+    if table.variable is not None:
+        return f"column {table.variable}[{ref.column + 1}] ({ref.name})"
+    return f"column {ref.column + 1} ({ref.name})"
+
+
+def validate(
+    tables: list[RawTable], channels: list[ChannelRef], time: ChannelRef | None, policy: ValidationPolicy
+) -> ValidationResult:
+    """Check the used columns of ``tables`` (all with the same number of samples); see the module docstring."""
+    n = tables[channels[0].table].n_samples
+    bad: dict[int, tuple[int, int, str]] = {}  # sample -> (table, row, reason); first problem wins
+
+    used_tables = sorted({c.table for c in channels} | ({time.table} if time else set()))
+    for ti in used_tables:
+        for s, (row, reason) in tables[ti].problems.items():
+            bad.setdefault(s, (ti, row, reason))
+    for ref in ([time] if time else []) + channels:
+        table = tables[ref.table]
+        column = table.values[:, ref.column]
+        nonfinite = np.flatnonzero(~np.isfinite(column))
+        for s in nonfinite:
+            s = int(s)
+            if s in bad:
+                continue
+            what = "NaN" if np.isnan(column[s]) else ("inf" if column[s] > 0 else "-inf")
+            bad[s] = (ref.table, int(table.rows[s]), f"{channel_label(table, ref)}: {what}")
+    if time is not None:
+        _check_time_order(tables[time.table], time, bad)
+
+    keep = np.ones(n, dtype=bool)
+    dropped: list[DroppedRow] = []
+    if bad:
+        if not policy.drop_bad_rows:
+            first = min(bad)
+            ti, row, reason = bad[first]
+            more = len(bad) - 1
+            tail = f" ({more} more bad row{'s' if more > 1 else ''})" if more else ""
+            raise RobidInputError(
+                _message(tables[ti], row, reason)
+                + f"{tail}; to drop isolated bad rows and record them, allow it (--drop-bad-rows)"
+            )
+        keep, dropped = _drop(tables, bad, n, policy)
+
+    record = DropRecord(rows=tuple(dropped), samples_read=n)
+    notes: list[str] = []
+    where = tables[channels[0].table].file
+    kept = np.flatnonzero(keep)
+    if kept.size < policy.min_samples:
+        raise RobidInputError(
+            f"{where}: only {kept.size} usable samples, at least {policy.min_samples} are needed"
+        )
+    if time is not None:
+        _check_gaps(tables[time.table], time, kept, policy)
+    for ref in channels:
+        _check_channel(tables[ref.table], ref, kept, policy, notes)
+    if dropped:
+        notes.append(f"{where}: {record.summary()}")
+    return ValidationResult(keep=keep, dropped=record, notes=tuple(notes))
+
+
+def _message(table: RawTable, row: int, reason: str) -> str:
+    sep = ", " if reason.startswith("column") else ": "
+    return f"{table.file}: row {row}{sep}{reason}"
+
+
+def _check_time_order(table: RawTable, ref: ChannelRef, bad: dict[int, tuple[int, int, str]]) -> None:
+    """Time stamps must increase strictly: the longest increasing run of stamps is kept, the rest are bad."""
+    candidates = np.asarray([s for s in range(table.n_samples) if s not in bad], dtype=int)
+    if candidates.size < 2:
+        return
+    t = table.values[candidates, ref.column]
+    if np.all(np.diff(t) > 0):
+        return
+    chosen = _longest_increasing(t)
+    in_lis = np.zeros(candidates.size, dtype=bool)
+    in_lis[chosen] = True
+    lis_positions = np.flatnonzero(in_lis)
+    for k in np.flatnonzero(~in_lis):
+        s = int(candidates[k])
+        before = lis_positions[lis_positions < k]
+        after = lis_positions[lis_positions > k]
+        if before.size:
+            p = int(candidates[before[-1]])
+            tp = table.values[p, ref.column]
+            if t[k] == tp:
+                reason = f"time stamp {t[k]:.10g} repeats row {table.rows[p]}"
+            elif t[k] < tp:
+                reason = f"time stamp {t[k]:.10g} runs backwards (row {table.rows[p]} has {tp:.10g})"
+            else:
+                nxt = int(candidates[after[0]]) if after.size else p
+                reason = (
+                    f"time stamp {t[k]:.10g} jumps past the following rows "
+                    f"(row {table.rows[nxt]} has {table.values[nxt, ref.column]:.10g})"
+                )
+        else:
+            nxt = int(candidates[after[0]])
+            reason = (
+                f"time stamp {t[k]:.10g} is out of order (row {table.rows[nxt]} has "
+                f"{table.values[nxt, ref.column]:.10g})"
+            )
+        bad[s] = (ref.table, int(table.rows[s]), f"{channel_label(table, ref)}: {reason}")
+
+
+def _longest_increasing(t: np.ndarray) -> np.ndarray:
+    """Indices of one longest strictly increasing subsequence (patience sorting, O(n log n))."""
+    tails: list[float] = []
+    tail_index: list[int] = []
+    parent = np.full(t.size, -1, dtype=int)
+    for i, x in enumerate(t):
+        k = bisect.bisect_left(tails, x)
+        if k == len(tails):
+            tails.append(x)
+            tail_index.append(i)
+        else:
+            tails[k] = x
+            tail_index[k] = i
+        parent[i] = tail_index[k - 1] if k > 0 else -1
+    out = []
+    i = tail_index[-1]
+    while i >= 0:
+        out.append(i)
+        i = parent[i]
+    return np.asarray(out[::-1], dtype=int)
+
+
+def _drop(
+    tables: list[RawTable], bad: dict[int, tuple[int, int, str]], n: int, policy: ValidationPolicy
+) -> tuple[np.ndarray, list[DroppedRow]]:
+    """Drop the bad samples if they are isolated; refuse holes in the recording and too many drops."""
+    is_bad = np.zeros(n, dtype=bool)
+    is_bad[list(bad)] = True
+    # blocks of good samples, split where a run of bad samples is longer than max_bad_run
+    blocks: list[list[int]] = []  # [first_good, last_good]
+    runs: list[tuple[int, int]] = []  # long bad runs between blocks (first_bad, last_bad)
+    s = 0
+    current: list[int] | None = None
+    while s < n:
+        if not is_bad[s]:
+            if current is None:
+                current = [s, s]
+                blocks.append(current)
+            current[1] = s
+            s += 1
+            continue
+        e = s
+        while e + 1 < n and is_bad[e + 1]:
+            e += 1
+        if e - s + 1 > policy.max_bad_run and s > 0 and e < n - 1:
+            current = None
+            runs.append((s, e))
+        s = e + 1
+    if not blocks:
+        ti, row, reason = bad[min(bad)]
+        raise RobidInputError(_message(tables[ti], row, reason) + " (every row is bad)")
+    sizes = [int(np.count_nonzero(~is_bad[b[0] : b[1] + 1])) for b in blocks]
+    main = int(np.argmax(sizes))
+    small = max(10, int(0.01 * n))
+    keep = ~is_bad
+    extra: dict[int, tuple[int, int, str]] = {}
+    for k, (b, size) in enumerate(zip(blocks, sizes, strict=True)):
+        if k == main:
+            continue
+        run = runs[k] if k < main else runs[k - 1]
+        ti, row0, reason0 = bad[run[0]]
+        _, row1, _ = bad[run[1]]
+        if size > small:
+            raise RobidInputError(
+                f"{tables[ti].file}: rows {row0}-{row1}: {run[1] - run[0] + 1} consecutive bad rows inside the "
+                f"recording (first: {reason0}); that is a hole, not an isolated bad row: split the file there"
+            )
+        for s in range(b[0], b[1] + 1):
+            if keep[s]:
+                extra[s] = (ti, int(tables[ti].rows[s]), f"isolated from the main recording by bad rows {row0}-{row1}")
+                keep[s] = False
+    everything = {**bad, **extra}
+    fraction = len(everything) / n
+    if fraction > policy.max_drop_fraction:
+        ti, row, reason = bad[min(bad)]
+        raise RobidInputError(
+            f"{tables[ti].file}: {len(everything)} of {n} rows are bad ({100 * fraction:.1f} %, more than the "
+            f"{100 * policy.max_drop_fraction:g} % that may be dropped); first: row {row}: {reason}"
+        )
+    dropped = [
+        DroppedRow(file=tables[ti].file, row=row, sample=s + 1, reason=reason)
+        for s, (ti, row, reason) in sorted(everything.items())
+    ]
+    return keep, dropped
+
+
+def _check_gaps(table: RawTable, ref: ChannelRef, kept: np.ndarray, policy: ValidationPolicy) -> None:
+    t = table.values[kept, ref.column]
+    dt = np.diff(t)
+    median = float(np.median(dt))
+    k = int(np.argmax(dt))
+    if dt[k] > policy.max_gap_factor * median:
+        r0, r1 = table.rows[kept[k]], table.rows[kept[k + 1]]
+        raise RobidInputError(
+            f"{table.file}: rows {r0}-{r1}, {channel_label(table, ref)}: time jumps by {dt[k]:.6g} s, "
+            f"{dt[k] / median:.1f} times the median step {median:.6g} s (a break in the recording: split the file, "
+            "or raise --max-gap)"
+        )
+
+
+def _check_channel(
+    table: RawTable, ref: ChannelRef, kept: np.ndarray, policy: ValidationPolicy, notes: list[str]
+) -> None:
+    x = table.values[kept, ref.column]
+    label = channel_label(table, ref)
+    lo, hi = float(np.min(x)), float(np.max(x))
+    if lo == hi:
+        if ref.name in policy.allow_constant:
+            notes.append(f"{table.file}: {label}: constant at {lo:.6g} (allowed)")
+            return
+        raise RobidInputError(
+            f"{table.file}: rows {table.rows[kept[0]]}-{table.rows[kept[-1]]}, {label}: constant at {lo:.6g} over "
+            f"all {x.size} samples (dead sensor or wrong column?); if that is right, allow it with "
+            f"--allow-constant {ref.name}"
+        )
+    if ref.kind not in EFFORT_KINDS:
+        return
+    for extreme in (hi, lo):
+        start, length = _longest_run(x == extreme)
+        if length >= policy.saturation_run:
+            r0, r1 = table.rows[kept[start]], table.rows[kept[start + length - 1]]
+            if ref.name in policy.allow_saturated:
+                notes.append(f"{table.file}: rows {r0}-{r1}, {label}: at its extreme {extreme:.6g} (allowed)")
+                continue
+            raise RobidInputError(
+                f"{table.file}: rows {r0}-{r1}, {label}: saturated at {extreme:.6g} for {length} samples "
+                f"(clipped signal); if that is right, allow it with --allow-saturated {ref.name}"
+            )
+
+
+def _longest_run(mask: np.ndarray) -> tuple[int, int]:
+    """Start and length of the longest run of True."""
+    if not mask.any():
+        return 0, 0
+    padded = np.concatenate([[False], mask, [False]]).astype(np.int8)
+    edges = np.diff(padded)
+    starts = np.flatnonzero(edges == 1)
+    ends = np.flatnonzero(edges == -1)
+    lengths = ends - starts
+    k = int(np.argmax(lengths))
+    return int(starts[k]), int(lengths[k])
