@@ -31,7 +31,9 @@ def check_problem(
         bad = ~np.isfinite(arr)
         if bad.any():
             idx = np.argwhere(bad)[0]
-            raise RobidInputError(f"{label}: non-finite value at index {tuple(int(i) for i in idx)} ({int(bad.sum())} in all)")
+            raise RobidInputError(
+                f"{label}: non-finite value at index {tuple(int(i) for i in idx)} ({int(bad.sum())} in all)"
+            )
     if names is None:
         names = tuple(f"p{i}" for i in range(nb))
     names = tuple(str(s) for s in names)
@@ -120,8 +122,8 @@ def per_joint_sigma_unbiased(q: np.ndarray, residual: np.ndarray, joint_weights:
     ``E ||e_w,j||^2 = sum_k C_jk v_k``, ``C_jk = delta_jk (N - 2 h_j) + tr(G_j G_k)``, ``G_j = Q_j^T Q_j``
     (``Q_j``: rows of joint j, ``h_j = tr G_j``). Solving this dof x dof system removes the bias of
     ``||r_j||^2/(N - h_j)`` when the weights are not ``1/sigma`` (e.g. OLS with one noisy joint leaking into the
-    residual of a quiet one). Where the solve gives a non-positive variance (possible: the estimator is unbiased, not positive) that
-    joint falls back to :func:`per_joint_sigma`.
+    residual of a quiet one). Where the solve gives a non-positive variance (possible: the estimator is
+    unbiased, not positive) that joint falls back to :func:`per_joint_sigma`.
     """
     n, dof = residual.shape
     p = q.shape[1]

@@ -121,7 +121,11 @@ class ConsistencyReport:
 def _triangle(moments: np.ndarray, labels: Sequence[str], tol: float) -> list[str]:
     a, b, c = moments
     out = []
-    for x, y, z, (lx, ly, lz) in ((a, b, c, labels), (b, c, a, labels[1:] + labels[:1]), (c, a, b, labels[2:] + labels[:2])):
+    for x, y, z, (lx, ly, lz) in (
+        (a, b, c, labels),
+        (b, c, a, labels[1:] + labels[:1]),
+        (c, a, b, labels[2:] + labels[:2]),
+    ):
         if x + y < z - tol:
             out.append(f"{lx} + {ly} = {x + y:.6g} < {lz} = {z:.6g}")
     return out
@@ -260,7 +264,9 @@ def _solve(objective, cons, theta, solver: str, fallback: str | None) -> SolveOu
                 notes.append(f"solver {tried[0]} failed; solved with {s} instead")
             if status == cp.OPTIMAL_INACCURATE:
                 notes.append(f"solver {s} reports an inaccurate optimum")
-            return SolveOutcome(True, status, s, np.asarray(theta.value, dtype=float), float(problem.value), tuple(notes))
+            return SolveOutcome(
+                True, status, s, np.asarray(theta.value, dtype=float), float(problem.value), tuple(notes)
+            )
         notes.append(f"solver {s}: {status}")
     return SolveOutcome(False, status, used, None, float("nan"), tuple(notes))
 
@@ -410,9 +416,19 @@ def consistent_estimate(
     z = q.T @ yw
     const = float(yw @ yw - z @ z)
     out, value, fit_v, reg_v, report = _consistent_core(
-        R, z, names, method="data", nominal=nominal, regularization=regularization,
-        regularization_weights=regularization_weights, mass_bounds=mass_bounds, com_boxes=com_boxes,
-        margin=margin, solver=solver, fallback_solver=fallback_solver, notes=notes,
+        R,
+        z,
+        names,
+        method="data",
+        nominal=nominal,
+        regularization=regularization,
+        regularization_weights=regularization_weights,
+        mass_bounds=mass_bounds,
+        com_boxes=com_boxes,
+        margin=margin,
+        solver=solver,
+        fallback_solver=fallback_solver,
+        notes=notes,
     )
     residual = tau - Wstd @ value if out.solved else None
     base_vals = G @ value if G is not None else None
@@ -462,7 +478,9 @@ def consistent_from_base(
     names = tuple(parameter_names)
     nb = beta.shape[0]
     if cov.shape != (nb, nb) or G.shape != (nb, len(names)):
-        raise RobidInputError(f"consistent_from_base: covariance {cov.shape} / grouping {G.shape} do not match {nb} base values")
+        raise RobidInputError(
+            f"consistent_from_base: covariance {cov.shape} / grouping {G.shape} do not match {nb} base values"
+        )
     try:
         L = np.linalg.cholesky(0.5 * (cov + cov.T))
     except np.linalg.LinAlgError as exc:
@@ -471,9 +489,19 @@ def consistent_from_base(
     z = np.linalg.solve(L, beta)
     notes: list[str] = ["fit term: Mahalanobis distance to the unconstrained base estimate"]
     out, value, fit_v, reg_v, report = _consistent_core(
-        R, z, names, method="base", nominal=nominal, regularization=regularization,
-        regularization_weights=regularization_weights, mass_bounds=mass_bounds, com_boxes=com_boxes,
-        margin=margin, solver=solver, fallback_solver=fallback_solver, notes=notes,
+        R,
+        z,
+        names,
+        method="base",
+        nominal=nominal,
+        regularization=regularization,
+        regularization_weights=regularization_weights,
+        mass_bounds=mass_bounds,
+        com_boxes=com_boxes,
+        margin=margin,
+        solver=solver,
+        fallback_solver=fallback_solver,
+        notes=notes,
     )
     return ConsistentResult(
         method="consistent-sdp (base)",
@@ -570,7 +598,9 @@ def check_base_consistency(
     if not out.solved:
         nan = np.full(nb, np.nan)
         notes.append("feasibility problem not solved: no verdict")
-        return BaseConsistencyReport(None, False, out.status, nan, nan, (), np.full(len(names), np.nan), None, None, tuple(notes))
+        return BaseConsistencyReport(
+            None, False, out.status, nan, nan, (), np.full(len(names), np.nan), None, None, tuple(notes)
+        )
     mismatch = G @ out.value - beta
     rel = mismatch / s
     order = np.argsort(-np.abs(rel))

@@ -42,7 +42,8 @@ def _solve_and_report(
     converged = True
     if sol.zero_columns:
         notes.append(
-            "columns never excited (all zero): " + ", ".join(names[i] for i in sol.zero_columns)
+            "columns never excited (all zero): "
+            + ", ".join(names[i] for i in sol.zero_columns)
             + "; their values are set to 0 and are not identified"
         )
     if sol.rank < nb:
@@ -139,12 +140,16 @@ def wls(
     result, _ = _solve_and_report(W, tau, names, weights, "wls", notes, iterations, sigma_cov)
     if noise_std is not None:
         ratio = result.sigma * weights
-        off = [f"joint {j}: residual sigma / given noise = {ratio[j]:.2g}" for j in range(dof) if not 0.5 <= ratio[j] <= 2]
+        off = [
+            f"joint {j}: residual sigma / given noise = {ratio[j]:.2g}" for j in range(dof) if not 0.5 <= ratio[j] <= 2
+        ]
         if off:
             result = _with_notes(
                 result,
-                ["residual and given noise level disagree by more than a factor 2 (model error or wrong noise "
-                 "estimate): " + "; ".join(off)],
+                [
+                    "residual and given noise level disagree by more than a factor 2 (model error or wrong noise "
+                    "estimate): " + "; ".join(off)
+                ],
             )
     return result
 
@@ -215,8 +220,10 @@ def irls(
     notes = [f"IRLS with {loss} loss (c = {c:g}), per-joint robust scale MAD/0.6745, started from 2-step WLS"]
     converged = False
     it = 0
+    step = float("inf")
     scale_ref = np.maximum(np.abs(beta), 1e-12) + start.std
-    for it in range(1, max_iterations + 1):
+    for iteration in range(1, max_iterations + 1):
+        it = iteration
         r = tau - W @ beta
         s = _mad_scale(r)
         s = np.maximum(s, _SIGMA_FLOOR * max(float(s.max()), 1.0))
@@ -279,5 +286,7 @@ def estimate(
     """Dispatch by name: ``"ols"``, ``"wls"``, ``"irls"`` (options passed on)."""
     table = {"ols": ols, "wls": wls, "irls": irls}
     if method not in table:
-        raise RobidInputError(f"method: expected one of {sorted(table)} (or 'consistent', see consistent.py), got {method!r}")
+        raise RobidInputError(
+            f"method: expected one of {sorted(table)} (or 'consistent', see consistent.py), got {method!r}"
+        )
     return table[method](W, tau, names, **options)

@@ -98,7 +98,9 @@ def classify(
     th = thresholds or Thresholds()
     W = np.asarray(W, dtype=float)
     if W.shape[2] != len(result.names):
-        raise RobidInputError(f"classify: regressor has {W.shape[2]} columns, result has {len(result.names)} parameters")
+        raise RobidInputError(
+            f"classify: regressor has {W.shape[2]} columns, result has {len(result.names)} parameters"
+        )
     ref = result.values if reference_values is None else np.asarray(reference_values, dtype=float)
     iso = statistics.isolated_relative_std_percent(W, 1.0 / result.sigma, ref)
     pairs = statistics.correlated_pairs(result.covariance, result.names, th.correlation_threshold)

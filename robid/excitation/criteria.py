@@ -11,8 +11,9 @@ Both are always reported. The optimiser minimises log kappa (or -logdet); their 
 are analytic (singular vectors: d sigma_i = u_i^T dW v_i) and reach the trajectory coefficients through
 :func:`robid.excitation.channels.channel_derivatives`.
 
-The grid is tied to the period: ``grid_points`` samples t_i = i T / n over one period, the same that the
-signal stage's period averaging will see.
+The grid is tied to the period: ``grid_points`` samples t_i = (i + 1/2) T / n over one period. The half-step
+offset keeps the samples off t = 0, where a rest-to-rest trajectory has qd = 0 exactly and the Coulomb column
+sign(qd) is undefined (its value there would flip with rounding noise and make the criterion discontinuous).
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def criteria_of_matrix(w: np.ndarray, grid_points: int) -> CriterionValues:
 
 
 def criterion_grid(period: float, grid_points: int) -> np.ndarray:
-    return np.arange(grid_points) * (period / grid_points)
+    return (np.arange(grid_points) + 0.5) * (period / grid_points)
 
 
 def evaluate_criteria(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,11 +31,12 @@ from robid.excitation.constraints import CheckReport, GridConstraints, JointLimi
 from robid.excitation.criteria import (
     BaseRegressor,
     CriterionValues,
+    criterion_grid,
     evaluate_criteria,
     objective_and_gradient,
     stack,
 )
-from robid.excitation.fourier import FourierTrajectory, minimum_harmonics, rest_nullspace
+from robid.excitation.fourier import FourierTrajectory, basis, minimum_harmonics, rest_nullspace
 from robid.model.robot_model import RobotModel
 
 
@@ -114,9 +115,7 @@ class _Evaluator:
             p.model,
             p.torque_fn,
         )
-        self.t = np.arange(p.grid_points) * (p.period / p.grid_points)
-        from robid.excitation.fourier import basis
-
+        self.t = criterion_grid(p.period, p.grid_points)
         self.basis = [basis(self.t, p.period, p.harmonics, k) for k in range(3)]
         self._cache_f: tuple[bytes, float, np.ndarray | None] | None = None
         self._cache_g: tuple[bytes, np.ndarray, np.ndarray] | None = None
@@ -272,5 +271,3 @@ def _display(objective: float, criterion: str) -> float:
         return math.exp(objective) if objective < 700 else math.inf
     return -objective
 
-
-ProgressCallback = Callable[[str], None]

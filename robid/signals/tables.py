@@ -95,14 +95,13 @@ def read_text_table(path: Path, options: ReadOptions, fmt: str) -> RawTable:
     end = len(lines)
     while end > index and not lines[end - 1].strip():
         end -= 1  # trailing blank lines are not rows
-    line_no = []
-    body = []
-    for k in range(index, end):
-        line = lines[k]
-        if options.comment is not None and line.lstrip().startswith(options.comment):
-            continue
-        line_no.append(k + 1)
-        body.append(line)
+    if options.comment is None:
+        body = lines[index:end]
+        line_no = np.arange(index + 1, end + 1)
+    else:
+        kept = [k for k in range(index, end) if not lines[k].lstrip().startswith(options.comment)]
+        body = [lines[k] for k in kept]
+        line_no = np.asarray(kept, dtype=int) + 1
     if options.values_per_sample is not None:
         return _flat_table(path, body, np.asarray(line_no, dtype=int), delimiter, options.values_per_sample)
     return _row_table(path, body, np.asarray(line_no, dtype=int), delimiter, names)
@@ -200,6 +199,16 @@ def _parse_line(line: str, delimiter: str | None, names) -> tuple[np.ndarray | N
 
 def _flat_table(path: Path, body: list[str], line_no: np.ndarray, delimiter: str | None, k: int) -> RawTable:
     """One flat list of numbers (any number per line), grouped k per sample: the Panda log layout."""
+    if delimiter is None and body and all(body):
+        single = _parse_block(body, None, 1)  # fast path: exactly one number on every line
+        if single is not None:
+            n_samples = len(body) // k
+            if n_samples * k == len(body):
+                return RawTable(
+                    file=str(path),
+                    values=single[:, 0].reshape(n_samples, k),
+                    rows=np.asarray(line_no[::k], dtype=int),
+                )
     counts = np.asarray([_count(line, delimiter) for line in body], dtype=int)
     token_line = np.repeat(line_no, counts)
     tokens = [tok for line in body for tok in _split(line, delimiter) if line.strip()]

@@ -22,6 +22,8 @@ from robid.signals.tables import RawTable
 
 #: Kinds of channel; saturation is checked on efforts only (a position at rest repeats its value legally).
 EFFORT_KINDS = ("torques", "currents")
+#: Kinds of channel that are physically continuous: a jump there is a spike or a garbage row.
+CONTINUOUS_KINDS = ("positions", "motor_positions")
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,9 @@ class ValidationPolicy:
     at its start or end) and record them, as long as at most ``max_drop_fraction`` of the rows go.
     ``max_gap_factor``: a time step longer than this many median steps is a break in the recording.
     ``saturation_run``: this many consecutive samples sitting exactly at a torque/current channel's extreme
-    value are a clipped signal. ``allow_constant``/``allow_saturated``: channel names (q4, tau2, ...) exempted.
+    value are a clipped signal. ``spike_factor``: a position that departs from the last good sample by more than
+    this many median steps of its channel (while moving, per time step) is a spike or a garbage row (0 disables the check). ``allow_constant``/``allow_saturated``: channel names (q4, tau2, ...) exempted; a bare
+    prefix (qd) exempts all channels of that signal.
     """
 
     drop_bad_rows: bool = False
@@ -41,6 +45,7 @@ class ValidationPolicy:
     min_samples: int = 32
     max_gap_factor: float = 10.0
     saturation_run: int = 10
+    spike_factor: float = 20.0
     allow_constant: tuple[str, ...] = ()
     allow_saturated: tuple[str, ...] = ()
 
@@ -95,7 +100,10 @@ def validate(
             what = "NaN" if np.isnan(column[s]) else ("inf" if column[s] > 0 else "-inf")
             bad[s] = (ref.table, int(table.rows[s]), f"{channel_label(table, ref)}: {what}")
     if time is not None:
-        _check_time_order(tables[time.table], time, bad)
+        _check_time_order(tables[time.table], time, bad, policy)
+    if policy.spike_factor > 0:
+        times = tables[time.table].values[:, time.column] if time is not None else np.arange(n, dtype=float)
+        _check_jumps(tables, channels, times, bad, n, policy)
 
     keep = np.ones(n, dtype=bool)
     dropped: list[DroppedRow] = []
@@ -133,19 +141,48 @@ def _message(table: RawTable, row: int, reason: str) -> str:
     return f"{table.file}: row {row}{sep}{reason}"
 
 
-def _check_time_order(table: RawTable, ref: ChannelRef, bad: dict[int, tuple[int, int, str]]) -> None:
-    """Time stamps must increase strictly: the longest increasing run of stamps is kept, the rest are bad."""
+def _check_time_order(
+    table: RawTable, ref: ChannelRef, bad: dict[int, tuple[int, int, str]], policy: ValidationPolicy
+) -> None:
+    """Time stamps must increase strictly.
+
+    A stamp that fits neither neighbour (no step in (0, max_gap_factor * median step] to the previous or the
+    next readable row) is a garbage row; of the rest, one longest strictly increasing run is kept and every
+    other row is bad (a repeated stamp, or one that runs backwards).
+    """
     candidates = np.asarray([s for s in range(table.n_samples) if s not in bad], dtype=int)
-    if candidates.size < 2:
+    if candidates.size < 3:
         return
     t = table.values[candidates, ref.column]
-    if np.all(np.diff(t) > 0):
+    steps = np.diff(t)
+    if np.all(steps > 0) and np.max(steps) <= policy.max_gap_factor * np.median(steps):
         return
-    chosen = _longest_increasing(t)
+    positive = steps[steps > 0]
+    limit = policy.max_gap_factor * (float(np.median(positive)) if positive.size else 0.0)
+    fits = (steps > 0) & (steps <= limit)
+    consistent = np.zeros(candidates.size, dtype=bool)
+    consistent[:-1] |= fits
+    consistent[1:] |= fits
+    if np.count_nonzero(consistent) < 0.5 * candidates.size:
+        consistent[:] = True  # most steps are irregular: the median step means nothing, judge order only
+    for k in np.flatnonzero(~consistent):
+        s = int(candidates[k])
+        around = []
+        if k > 0:
+            around.append(f"row {table.rows[candidates[k - 1]]} has {t[k - 1]:.10g}")
+        if k + 1 < candidates.size:
+            around.append(f"row {table.rows[candidates[k + 1]]} has {t[k + 1]:.10g}")
+        reason = f"time stamp {t[k]:.10g} does not fit its neighbours ({', '.join(around)})"
+        bad[s] = (ref.table, int(table.rows[s]), f"{channel_label(table, ref)}: {reason}")
+    sub = np.flatnonzero(consistent)
+    ts = t[sub]
+    if np.all(np.diff(ts) > 0):
+        return
+    chosen = sub[_longest_increasing(ts)]
     in_lis = np.zeros(candidates.size, dtype=bool)
     in_lis[chosen] = True
     lis_positions = np.flatnonzero(in_lis)
-    for k in np.flatnonzero(~in_lis):
+    for k in sub[~in_lis[sub]]:
         s = int(candidates[k])
         before = lis_positions[lis_positions < k]
         after = lis_positions[lis_positions > k]
@@ -171,26 +208,70 @@ def _check_time_order(table: RawTable, ref: ChannelRef, bad: dict[int, tuple[int
         bad[s] = (ref.table, int(table.rows[s]), f"{channel_label(table, ref)}: {reason}")
 
 
-def _longest_increasing(t: np.ndarray) -> np.ndarray:
-    """Indices of one longest strictly increasing subsequence (patience sorting, O(n log n))."""
-    tails: list[float] = []
-    tail_index: list[int] = []
-    parent = np.full(t.size, -1, dtype=int)
-    for i, x in enumerate(t):
-        k = bisect.bisect_left(tails, x)
-        if k == len(tails):
-            tails.append(x)
-            tail_index.append(i)
-        else:
-            tails[k] = x
-            tail_index[k] = i
-        parent[i] = tail_index[k - 1] if k > 0 else -1
-    out = []
-    i = tail_index[-1]
-    while i >= 0:
-        out.append(i)
-        i = parent[i]
-    return np.asarray(out[::-1], dtype=int)
+def _check_jumps(
+    tables: list[RawTable],
+    channels: list[ChannelRef],
+    times: np.ndarray,
+    bad: dict[int, tuple[int, int, str]],
+    n: int,
+    policy: ValidationPolicy,
+) -> None:
+    """Spikes and garbage rows: positions that jump away from the last good sample.
+
+    Positions only (they are continuous; torques and currents have genuine fast transients). Steps are
+    rates (change per median time step, so irregular sampling is judged fairly). Per channel, a rate is
+    plausible up to ``spike_factor`` times the median rate while moving (steps above 1.5 quantisation steps:
+    robust to a few garbage rows), and at least ``spike_factor`` quantisation steps per median time step.
+    Starting from the longest run of plausible steps, samples are accepted forwards and backwards while they
+    stay within that bound of the last accepted sample.
+    """
+    channels = [c for c in channels if c.kind in CONTINUOUS_KINDS]
+    candidates = np.asarray([s for s in range(n) if s not in bad], dtype=int)
+    if candidates.size < 8 or not channels:
+        return
+    x = np.column_stack([tables[c.table].values[candidates, c.column] for c in channels])
+    t = times[candidates]
+    dt = np.diff(t)
+    h = float(np.median(dt))
+    if not np.all(dt > 0) or h <= 0:
+        return  # time order is reported by the time check
+    span = np.maximum(dt / h, 1.0)[:, None]  # steps in units of the median time step
+    steps = np.abs(np.diff(x, axis=0))
+    positive = np.where(steps > 0, steps, np.inf)
+    quantum = np.min(positive, axis=0)
+    quantum[~np.isfinite(quantum)] = 0.0
+    rates = steps / span
+    scale = np.empty(len(channels))
+    for c in range(len(channels)):
+        moving = rates[:, c][steps[:, c] > 1.5 * quantum[c]]
+        scale[c] = np.median(moving) if moving.size >= 10 else quantum[c]
+    limit = policy.spike_factor * np.maximum(scale, quantum)
+    limit = np.maximum(limit, 1e-9 * np.median(np.abs(x), axis=0))
+    too_big = np.any(steps > limit * span, axis=1)
+    if not too_big.any():
+        return
+    start, length = _longest_run(~too_big)
+    for direction, first in ((1, start + length + 1), (-1, start - 1)):
+        last = start + length if direction == 1 else start
+        k = first
+        while 0 <= k < candidates.size:
+            allowed = limit * max(abs(t[k] - t[last]) / h, 1.0)
+            jump = np.abs(x[k] - x[last])
+            over = np.flatnonzero(jump > allowed)
+            if over.size == 0:
+                last = k
+            else:
+                c = int(over[0])
+                ref = channels[c]
+                table = tables[ref.table]
+                s = int(candidates[k])
+                reason = (
+                    f"{channel_label(table, ref)}: value {x[k, c]:.6g} jumps by {jump[c]:.3g} from "
+                    f"{x[last, c]:.6g} (row {table.rows[candidates[last]]}), more than the plausible "
+                    f"{allowed[c]:.3g}: a spike or a garbage row"
+                )
+                bad[s] = (ref.table, int(table.rows[s]), reason)
+            k += direction
 
 
 def _drop(
@@ -278,7 +359,7 @@ def _check_channel(
     label = channel_label(table, ref)
     lo, hi = float(np.min(x)), float(np.max(x))
     if lo == hi:
-        if ref.name in policy.allow_constant:
+        if _allowed(ref.name, policy.allow_constant):
             notes.append(f"{table.file}: {label}: constant at {lo:.6g} (allowed)")
             return
         raise RobidInputError(
@@ -292,13 +373,18 @@ def _check_channel(
         start, length = _longest_run(x == extreme)
         if length >= policy.saturation_run:
             r0, r1 = table.rows[kept[start]], table.rows[kept[start + length - 1]]
-            if ref.name in policy.allow_saturated:
+            if _allowed(ref.name, policy.allow_saturated):
                 notes.append(f"{table.file}: rows {r0}-{r1}, {label}: at its extreme {extreme:.6g} (allowed)")
                 continue
             raise RobidInputError(
                 f"{table.file}: rows {r0}-{r1}, {label}: saturated at {extreme:.6g} for {length} samples "
                 f"(clipped signal); if that is right, allow it with --allow-saturated {ref.name}"
             )
+
+
+def _allowed(name: str, allowed: tuple[str, ...]) -> bool:
+    """``q4`` allows q4; a bare prefix (``qd``) allows every channel of that signal."""
+    return name in allowed or name.rstrip("0123456789") in allowed
 
 
 def _longest_run(mask: np.ndarray) -> tuple[int, int]:

@@ -19,22 +19,28 @@ from robid.symbolic.program import operation_counts
 
 @dataclass(frozen=True)
 class OptimisedProgram:
-    """Assignments in dependency order and the regressor entries Y[row][col] as expressions."""
+    """Assignments in dependency order and named outputs.
+
+    Output keys: ``(row, column)`` for regressor entries (non-zero ones only) and ``(name, row)`` for torque
+    outputs such as ``("tau", i)``.
+    """
 
     assignments: tuple[tuple[sp.Symbol, sp.Expr], ...]
-    entries: dict[tuple[int, int], sp.Expr]  # (row, column) -> expression, non-zero only
+    entries: dict[tuple, sp.Expr]
     dof: int
     n_columns: int
 
 
-def optimise(assignments, columns: list[list[sp.Expr]], use_cse: bool = True) -> OptimisedProgram:
-    """Run CSE over the whole program and order the result by dependencies."""
+def optimise(assignments, columns: list[list[sp.Expr]], extra: dict | None = None, use_cse: bool = True
+             ) -> OptimisedProgram:
+    """Run CSE over the whole program (assignments, regressor columns, extra outputs), order by dependencies."""
     dof = len(columns[0]) if columns else 0
     entries = {}
     for k, col in enumerate(columns):
         for i, e in enumerate(col):
             if e != 0:
                 entries[(i, k)] = e
+    entries.update(extra or {})
     keys = list(entries)
     rhs = [e for _, e in assignments] + [entries[k] for k in keys]
     if use_cse:
@@ -48,6 +54,10 @@ def optimise(assignments, columns: list[list[sp.Expr]], use_cse: bool = True) ->
     ordered = _topological(nodes)
     new_entries = {key: reduced[n_assign + m] for m, key in enumerate(keys)}
     return OptimisedProgram(tuple(ordered), new_entries, dof, len(columns))
+
+
+def regressor_entries(program: OptimisedProgram) -> dict[tuple[int, int], sp.Expr]:
+    return {k: e for k, e in program.entries.items() if isinstance(k[0], int)}
 
 
 def _topological(nodes):
@@ -162,19 +172,24 @@ def numpy_function(
     program: OptimisedProgram,
     symbols: list[JointSymbols],
     angle_offsets: list[float],
-    columns: list[int],
-    kind: str = "regressor",
+    columns: list[int] | None = None,
+    torque_output: str | None = None,
+    n_params: int = 0,
 ) -> tuple[str, dict[str, int]]:
     """Source of a vectorised function and its operation counts.
 
-    kind "regressor": ``name(q, qd, qdd)`` -> (N, dof, len(columns)) with the given standard columns.
-    kind "torque": ``name(q, qd, qdd, params)`` -> (N, dof) = sum_k Y[:, :, columns[k]] * params[k].
+    Regressor (``columns`` given): ``name(q, qd, qdd)`` -> (N, dof, len(columns)) with those standard columns.
+    Torque (``torque_output`` given, e.g. "tau"): ``name(q, qd, qdd, params)`` -> (N, dof) from the outputs
+    ``(torque_output, i)``, whose parameter inputs are the symbols ``<torque_output>_k`` = params[k].
     """
-    col_pos = {c: k for k, c in enumerate(columns)}
-    entries = {(i, col_pos[c]): e for (i, c), e in program.entries.items() if c in col_pos}
-    assigns = needed_assignments(program, entries.values())
-    used = _free(assigns, entries.values())
-    head = "params" if kind == "torque" else "out=None"
+    if columns is not None:
+        col_pos = {c: k for k, c in enumerate(columns)}
+        outputs = {(i, col_pos[c]): e for (i, c), e in regressor_entries(program).items() if c in col_pos}
+    else:
+        outputs = {i: e for (tag, i), e in program.entries.items() if tag == torque_output}
+    assigns = needed_assignments(program, outputs.values())
+    used = _free(assigns, outputs.values())
+    head = "params" if columns is None else "out=None"
     lines = [
         f"def {name}(q, qd, qdd, {head}):",
         "    q = np.asarray(q, dtype=float)",
@@ -183,49 +198,47 @@ def numpy_function(
         "    n = q.shape[0]",
     ]
     lines += _input_lines(symbols, used, angle_offsets)
+    if columns is None:
+        lines.append("    p = np.asarray(params, dtype=float)")
+        for k in range(n_params):
+            s = sp.Symbol(f"{torque_output}_{k}", real=True)
+            if s in used:
+                lines.append(f"    {s.name} = p[{k}]")
     for s, e in assigns:
         lines.append(f"    {s.name} = {_NP.doprint(e)}")
     dof = program.dof
-    if kind == "regressor":
+    if columns is not None:
         # rows are written contiguously into a (dof, P, N) block; the caller gets the (N, dof, P) view
         lines.append(f"    y = np.zeros(({dof}, {len(columns)}, n))")
-        for (i, k), e in sorted(entries.items()):
+        for (i, k), e in sorted(outputs.items()):
             lines.append(f"    y[{i}, {k}] = {_NP.doprint(e)}")
         lines.append("    y = y.transpose(2, 0, 1)")
         lines.append("    if out is not None:")
         lines.append("        out[...] = y")
         lines.append("        return out")
         lines.append("    return y")
-        counts = operation_counts(assigns, list(entries.values()))
     else:
-        lines.append("    p = np.asarray(params, dtype=float)")
         lines.append(f"    tau = np.zeros(({dof}, n))")
-        torque_exprs = []
-        for i in range(dof):
-            terms = [(k, e) for (r, k), e in sorted(entries.items()) if r == i]
-            if not terms:
-                continue
-            pk = [sp.Symbol(f"p[{k}]") for k, _ in terms]
-            expr = sp.Add(*[e * p for (_, e), p in zip(terms, pk, strict=True)], evaluate=False)
-            torque_exprs.append(expr)
-            lines.append(f"    tau[{i}] = " + " + ".join(f"({_NP.doprint(e)})*p[{k}]" for k, e in terms))
+        for i, e in sorted(outputs.items()):
+            lines.append(f"    tau[{i}] = {_NP.doprint(e)}")
         lines.append("    return tau.T")
-        counts = operation_counts(assigns, torque_exprs)
-    return "\n".join(lines) + "\n", counts
+    return "\n".join(lines) + "\n", operation_counts(assigns, list(outputs.values()))
 
 
 def exact_function(program: OptimisedProgram, symbols: list[JointSymbols]) -> str:
     """Source of ``exact(values) -> {(row, col): Fraction}`` for a dict of Fraction inputs by symbol name."""
     lines = ["def exact(x):"]
-    used = _free(program.assignments, program.entries.values())
+    entries = regressor_entries(program)
+    assigns = needed_assignments(program, entries.values())
+    used = _free(assigns, entries.values())
     for js in symbols:
         for s in (js.s, js.c, js.q, js.qd, js.qdd, js.sign):
             if s is not None and s in used:
                 lines.append(f"    {s.name} = x[{s.name!r}]")
-    for s, e in program.assignments:
+    for s, e in assigns:
         lines.append(f"    {s.name} = {_EX.doprint(e)}")
     lines.append("    return {")
-    for (i, k), e in sorted(program.entries.items()):
+    for (i, k), e in sorted(entries.items()):
         lines.append(f"        ({i}, {k}): {_EX.doprint(e)},")
     lines.append("    }")
     return "\n".join(lines) + "\n"

@@ -189,3 +189,42 @@ def rigid_body_columns(
                 rows.append(pb.name(e.dot(moment) + h.dot(f)))
             columns.append(rows)
     return columns
+
+
+def rnea_torques(
+    pb: ProgramBuilder,
+    bodies: list[BodyKinematics],
+    transforms: list[JointTransform],
+    symbols: list[JointSymbols],
+    body_parameters: list[list[sp.Expr]],
+) -> list[sp.Expr]:
+    """Joint torques of the rigid bodies by the backward Newton-Euler recursion (O(n), El-Rayyes eq. 2.5-2.7).
+
+    ``body_parameters[j]`` are the 10 standard parameters of body j (symbols or numbers). The wrench of body j
+    and of everything it carries, about origin j in frame j, is carried to the joint-j motion frame through B
+    (f' = R_B f, n' = R_B n + p_B x f'), projected on the axis (tau_j = u . n' or u . f'), and carried on to
+    frame j-1 through M and A.
+    """
+    n = len(bodies)
+    torques: list[sp.Expr] = [sp.Integer(0)] * n
+    f_child = sp.zeros(3, 1)
+    n_child = sp.zeros(3, 1)
+    for j in reversed(range(n)):
+        k = bodies[j]
+        m, mx, my, mz, ixx, ixy, ixz, iyy, iyz, izz = body_parameters[j]
+        c = sp.Matrix([mx, my, mz])
+        inertia = sp.Matrix([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        f = pb.vector(m * k.a + k.wd.cross(c) + k.w.cross(k.w.cross(c)) + f_child)
+        moment = pb.vector(inertia * k.wd + k.w.cross(inertia * k.w) + c.cross(k.a) + n_child)
+        t = transforms[j]
+        f_m = pb.vector(t.rb * f)
+        n_m = pb.vector(t.rb * moment + t.pb.cross(f_m))
+        if symbols[j].revolute:
+            torques[j] = pb.name(t.axis.dot(n_m))
+            f_a, n_a = pb.vector(t.rm * f_m), pb.vector(t.rm * n_m)
+        else:
+            torques[j] = pb.name(t.axis.dot(f_m))
+            f_a, n_a = f_m, pb.vector(n_m + t.pm.cross(f_m))
+        f_child = pb.vector(t.ra * f_a)
+        n_child = pb.vector(t.ra * n_a + t.pa.cross(f_child))
+    return torques

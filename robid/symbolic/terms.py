@@ -35,12 +35,17 @@ class DerivationContext:
     program: ProgramBuilder
     _bodies: list | None = None
     _twists: dict | None = None
+    _transforms: list | None = None
+
+    def transforms(self):
+        if self._transforms is None:
+            self._transforms = joint_transforms(self.model, self.symbols)
+        return self._transforms
 
     def kinematics(self):
         if self._bodies is None:
-            transforms = joint_transforms(self.model, self.symbols)
-            self._bodies = forward_kinematics(self.program, self.model, self.symbols, transforms)
-            self._twists = joint_twists(self.program, self.symbols, transforms)
+            self._bodies = forward_kinematics(self.program, self.model, self.symbols, self.transforms())
+            self._twists = joint_twists(self.program, self.symbols, self.transforms())
         return self._bodies, self._twists
 
 
@@ -104,3 +109,38 @@ def derive_columns(ctx: DerivationContext, terms: tuple[str, ...]) -> TermColumn
         columns += tc.columns
     return TermColumns(names, nominal, columns)
 
+
+
+def parameter_symbols(n: int, prefix: str = "p") -> list[sp.Symbol]:
+    """Runtime parameter inputs of generated torque functions: p_0 ... p_{n-1}."""
+    return [sp.Symbol(f"{prefix}_{k}", real=True) for k in range(n)]
+
+
+def derive_torques(ctx: DerivationContext, terms: tuple[str, ...], values: list[sp.Expr]) -> list[sp.Expr]:
+    """tau = Y(q, qd, qdd) . values, by the O(n) backward recursion for the rigid bodies plus the joint terms.
+
+    ``values`` follows the column order of :func:`derive_columns` (symbols or numbers; zeros drop out).
+    """
+    from robid.symbolic.newton_euler import rnea_torques
+
+    model = ctx.model
+    dof = model.dof
+    bodies, _ = ctx.kinematics()
+    transforms = ctx.transforms()
+    pos = 0
+    torques = [sp.Integer(0)] * dof
+    for t in terms:
+        if t == "rigid":
+            params = [values[10 * j : 10 * j + 10] for j in range(dof)]
+            torques = [a + b for a, b in zip(torques, rnea_torques(ctx.program, bodies, transforms, ctx.symbols,
+                                                                   params), strict=True)]
+            pos += 10 * dof
+        else:
+            tc = TERMS[t](ctx)
+            for col in tc.columns:
+                v = values[pos]
+                pos += 1
+                if v != 0:
+                    torques = [a + ctx.program.name(row * v) if row != 0 else a for a, row in zip(torques, col,
+                                                                                                  strict=True)]
+    return [ctx.program.name(t) for t in torques]

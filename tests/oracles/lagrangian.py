@@ -194,6 +194,8 @@ class LagrangianDynamics:
 
     # ---------------------------------------------------------------- kinematics by differentiation
     def _kinematics(self) -> None:
+        # Entries are kept expanded as polynomials in cos/sin of the joint angles (and prismatic q), which
+        # keeps the derivatives small; nothing is simplified, so no identity is assumed.
         poses: list[sp.Matrix] = []
         k = 0
         self.body_joint_index = []
@@ -207,22 +209,25 @@ class LagrangianDynamics:
                 local = body.transform(self.q[k])
                 self.body_joint_index.append(k)
                 k += 1
-            poses.append(base * local)
+            poses.append(_expand(base * local))
         self.poses = poses
         q = sp.Matrix(self.q)
         self._jac = []
         for t in poses:
             r = t[:3, :3]
             p = t[:3, 3]
-            jp = p.jacobian(q) if self.dof else sp.zeros(3, 0)  # d p / d q, base frame
-            jw = sp.zeros(3, self.dof)  # body-frame angular velocity per unit qd_k
+            jp = _expand(p.jacobian(q)) if self.dof else sp.zeros(3, 0)  # d p / d q, base frame
+            jw = sp.zeros(3, self.dof)  # body-frame angular velocity per unit qd_k: [w]x = R^T dR/dq_k
             for kk in range(self.dof):
                 s = r.T * r.diff(self.q[kk])
-                jw[:, kk] = sp.Matrix([s[2, 1], s[0, 2], s[1, 0]])
+                jw[:, kk] = _expand(sp.Matrix([s[2, 1], s[0, 2], s[1, 0]]))
             self._jac.append((r, p, jp, jw))
 
     # ---------------------------------------------------------------- Euler-Lagrange operator
-    def _euler_lagrange(self, lagrangian: sp.Expr) -> list[sp.Expr]:
+    def _euler_lagrange(self, kinetic: sp.Matrix, potential: sp.Expr) -> list[sp.Expr]:
+        """tau_i = d/dt dL/dqd_i - dL/dq_i for L = 1/2 qd^T K(q) qd - V(q) (K symmetric, n x n)."""
+        qd = sp.Matrix(self.qd)
+        lagrangian = sp.expand((qd.T * kinetic * qd)[0, 0] / 2 - potential)
         tau = []
         for i in range(self.dof):
             dl_dqd = sp.diff(lagrangian, self.qd[i])
@@ -230,13 +235,13 @@ class LagrangianDynamics:
                 (sp.diff(dl_dqd, self.q[j]) * self.qd[j] + sp.diff(dl_dqd, self.qd[j]) * self.qdd[j])
                 for j in range(self.dof)
             )
-            tau.append(ddt - sp.diff(lagrangian, self.q[i]))
+            tau.append(sp.expand(ddt - sp.diff(lagrangian, self.q[i])))
         return tau
 
     # ---------------------------------------------------------------- COM form: torque
     def _tau_expressions(self) -> list[sp.Expr]:
-        qd = sp.Matrix(self.qd)
-        kinetic = sp.Integer(0)
+        n = self.dof
+        kinetic = sp.zeros(n, n)
         potential = sp.Integer(0)
         q = sp.Matrix(self.q)
         for body, (r, p, _jp, jw) in zip(self.bodies, self._jac, strict=True):
@@ -244,38 +249,48 @@ class LagrangianDynamics:
             if m == 0 and not np.any(body.inertia_com):
                 continue
             c = sp.Matrix([num(x) for x in body.com])
-            pc = p + r * c
-            vc = pc.jacobian(q) * qd if self.dof else sp.zeros(3, 1)
-            w = jw * qd
+            pc = _expand(p + r * c)
+            jc = _expand(pc.jacobian(q))  # COM velocity = jc qd
             ic = sp.Matrix(3, 3, [num(x) for x in np.asarray(body.inertia_com, dtype=float).ravel()])
-            kinetic += m * (vc.T * vc)[0, 0] / 2 + (w.T * ic * w)[0, 0] / 2
+            # T = 1/2 m |v_c|^2 + 1/2 w^T I_c w = 1/2 qd^T (m jc^T jc + jw^T I_c jw) qd
+            kinetic += m * jc.T * jc + jw.T * ic * jw
             potential += -m * (self.gravity.T * pc)[0, 0]
-        return self._euler_lagrange(kinetic - potential)
+        return self._euler_lagrange(_expand(kinetic), potential)
 
     # ---------------------------------------------------------------- origin form: regressor
     def _regressor_expressions(self) -> sp.Matrix:
-        qd = sp.Matrix(self.qd)
         columns = []
         for r, p, jp, jw in self._jac:
-            u = r.T * (jp * qd)  # origin velocity in body axes
-            w = jw * qd
-            cross = u.cross(w)  # u . (w x h) = h . (u x w)
+            ju = _expand(r.T * jp)  # origin velocity in body axes = ju qd
+            rows_u = [ju[a, :] for a in range(3)]
+            rows_w = [jw[a, :] for a in range(3)]
+
+            def sym(a, b):  # quadratic form of (a qd)(b qd) as 1/2 qd^T K qd
+                return a.T * b + b.T * a
+
+            # u . (w x h) = h . (u x w): (u x w)_x = u_y w_z - u_z w_y, ...
+            cross = [
+                sym(rows_u[1], rows_w[2]) - sym(rows_u[2], rows_w[1]),
+                sym(rows_u[2], rows_w[0]) - sym(rows_u[0], rows_w[2]),
+                sym(rows_u[0], rows_w[1]) - sym(rows_u[1], rows_w[0]),
+            ]
             g_p = (self.gravity.T * p)[0, 0]
             g_r = self.gravity.T * r
+            zero = sp.Integer(0)
             energies = [
-                ((u.T * u)[0, 0] / 2, -g_p),  # m
+                (ju.T * ju, -g_p),  # m: 1/2 |u|^2
                 (cross[0], -g_r[0]),  # mx
                 (cross[1], -g_r[1]),  # my
                 (cross[2], -g_r[2]),  # mz
-                (w[0] ** 2 / 2, 0),  # Ixx
-                (w[0] * w[1], 0),  # Ixy
-                (w[0] * w[2], 0),  # Ixz
-                (w[1] ** 2 / 2, 0),  # Iyy
-                (w[1] * w[2], 0),  # Iyz
-                (w[2] ** 2 / 2, 0),  # Izz
+                (rows_w[0].T * rows_w[0], zero),  # Ixx: 1/2 wx^2
+                (sym(rows_w[0], rows_w[1]), zero),  # Ixy: wx wy
+                (sym(rows_w[0], rows_w[2]), zero),  # Ixz: wx wz
+                (rows_w[1].T * rows_w[1], zero),  # Iyy
+                (sym(rows_w[1], rows_w[2]), zero),  # Iyz
+                (rows_w[2].T * rows_w[2], zero),  # Izz
             ]
             for kinetic, potential in energies:
-                columns.append(self._euler_lagrange(kinetic - potential))
+                columns.append(self._euler_lagrange(_expand(kinetic), potential))
         return sp.Matrix(self.dof, len(columns), lambda i, j: columns[j][i])
 
     # ---------------------------------------------------------------- numeric evaluation
@@ -300,6 +315,10 @@ class LagrangianDynamics:
     def forward_kinematics(self, q) -> list[np.ndarray]:
         subs = dict(zip(self.q, np.asarray(q, dtype=float), strict=True))
         return [np.array(t.subs(subs).evalf(), dtype=float) for t in self.poses]
+
+
+def _expand(m: sp.Matrix) -> sp.Matrix:
+    return m.applyfunc(sp.expand)
 
 
 def _evaluate(fn, q, qd, qdd, shape) -> np.ndarray:

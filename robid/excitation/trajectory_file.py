@@ -1,0 +1,146 @@
+"""Trajectory files (JSON): everything a later step needs to re-sample the excitation exactly.
+
+Layout (``robid: 1``, ``kind: excitation-trajectory``)::
+
+    {
+      "robid": 1, "kind": "excitation-trajectory",
+      "model": "fourier-swevers",
+      "formula": "q_j(t) = center_j + sum_l a_jl/(l w) sin(l w t) - b_jl/(l w) cos(l w t), w = 2 pi/period",
+      "period": 25.0, "harmonics": 7, "joint_names": [...],
+      "center": [...], "a": [[...] per joint], "b": [[...] per joint],     # rad, rad/s (SI)
+      "rest_to_rest": true, "rest_order": 4, "continuity_order": 4,
+      "limits": {"position": [[min, max], ...], "velocity": [...], "acceleration": [...],
+                 "jerk": [...], "torque": [...]},                           # hard limits, SI, null = none
+      "margin": 0.05,
+      "cartesian": [{"name", "body", "point", "box": {"min", "max"}, "planes": [...]}],
+      "design": {"robot", "criterion", "criteria": {...}, "seed", "starts", "grid_points", "check", ...}
+    }
+
+Floats are written with Python's shortest repr, so reading a file gives back the same coefficients bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.excitation.cartesian import CartesianLimit
+from robid.excitation.constraints import JointLimitSet
+from robid.excitation.fourier import FourierTrajectory
+
+FORMULA = "q_j(t) = center_j + sum_l a_jl/(l w) sin(l w t) - b_jl/(l w) cos(l w t), w = 2 pi / period"
+
+
+@dataclass(frozen=True, eq=False)
+class TrajectoryFile:
+    trajectory: FourierTrajectory
+    limits: JointLimitSet
+    margin: float = 0.0
+    cartesian: tuple[dict, ...] = ()
+    design: dict = field(default_factory=dict)
+
+
+def _clean(value):
+    """JSON-safe: numpy to Python, non-finite floats to None."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _clean(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def trajectory_to_dict(tf: TrajectoryFile) -> dict:
+    traj = tf.trajectory
+    return _clean(
+        {
+            "robid": 1,
+            "kind": "excitation-trajectory",
+            "model": "fourier-swevers",
+            "formula": FORMULA,
+            "period": float(traj.period),
+            "harmonics": traj.harmonics,
+            "joint_names": list(traj.joint_names),
+            "center": traj.center,
+            "a": traj.a,
+            "b": traj.b,
+            "rest_to_rest": traj.rest_to_rest,
+            "rest_order": traj.rest_order,
+            "continuity_order": traj.continuity_order(),
+            "limits": tf.limits.to_dict(),
+            "margin": tf.margin,
+            "cartesian": list(tf.cartesian),
+            "design": tf.design,
+        }
+    )
+
+
+def save_trajectory(path: str | Path, tf: TrajectoryFile) -> None:
+    path = Path(path)
+    text = json.dumps(trajectory_to_dict(tf), indent=1, allow_nan=False) + "\n"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def load_trajectory(path: str | Path) -> TrajectoryFile:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise RobidInputError(f"{path}: cannot read ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise RobidInputError(f"{path}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
+    return trajectory_from_dict(data, str(path))
+
+
+def trajectory_from_dict(data: dict, where: str = "trajectory") -> TrajectoryFile:
+    if not isinstance(data, dict) or data.get("kind") != "excitation-trajectory":
+        raise RobidInputError(f"{where}: kind: not a robid excitation trajectory file")
+    if data.get("model") != "fourier-swevers":
+        raise RobidInputError(f"{where}: model: unknown trajectory model {data.get('model')!r}")
+    try:
+        center = np.asarray(data["center"], dtype=float)
+        dof = center.shape[0]
+        a = np.asarray(data["a"], dtype=float).reshape(dof, -1)
+        b = np.asarray(data["b"], dtype=float).reshape(dof, -1)
+        period = float(data["period"])
+    except KeyError as exc:
+        raise RobidInputError(f"{where}: {exc.args[0]}: missing") from None
+    except (TypeError, ValueError) as exc:
+        raise RobidInputError(f"{where}: coefficients: {exc}") from None
+    if a.shape[1] != int(data.get("harmonics", a.shape[1])):
+        raise RobidInputError(f"{where}: harmonics: does not match the coefficient arrays")
+    rest = data.get("rest_order") if data.get("rest_to_rest") else None
+    traj = FourierTrajectory(period, center, a, b, rest, tuple(data.get("joint_names") or ()))
+    limits = JointLimitSet.from_dict(data.get("limits") or {}, dof)
+    return TrajectoryFile(
+        traj,
+        limits,
+        float(data.get("margin") or 0.0),
+        tuple(data.get("cartesian") or ()),
+        dict(data.get("design") or {}),
+    )
+
+
+def cartesian_from_dicts(items: tuple[dict, ...] | list[dict]) -> list[CartesianLimit]:
+    out = []
+    for d in items:
+        box = d.get("box") or {}
+        lo = box.get("min")
+        hi = box.get("max")
+        lo = None if lo is None else [(-math.inf if v is None else v) for v in lo]
+        hi = None if hi is None else [(math.inf if v is None else v) for v in hi]
+        planes = [(np.asarray(p["normal"], dtype=float), float(p["offset"])) for p in d.get("planes") or []]
+        out.append(CartesianLimit.from_box_and_planes(d["name"], int(d["body"]), d["point"], lo, hi, planes))
+    return out
