@@ -1,26 +1,41 @@
 """Drive gains (current-to-torque constants) from runs with and without a known payload.
 
-Method (Mamedov et al. 2020, as used for the UR10e data set; shared/anchors/README.md A.1-1). The joint torque
+Model (Mamedov et al. 2020, as used for the UR10e data set; shared/anchors/README.md A.1-1). The joint torque
 is ``K_j i_j`` with an unknown gain ``K_j`` per joint. Without payload,
 
-    K_j i_j(t) = [W_b(t) beta]_j + e_j(t)                                    (unloaded run)
+    K_j i_j(t) = f_j(t) = [W_b(t) beta]_j + e_j(t)                                   (unloaded run)
 
-and with a payload of known inertial parameters ``pi_p`` (known part) and possibly unknown ones ``pi_u``
+and with a payload whose inertial parameters are partly known (``tau_p = Y_p pi_p``, e.g. its mass alone:
+``Y_mass * m``) and partly unknown (``pi_u``, e.g. its first moments and inertia),
 
-    K_j i_j(t) = [W_b(t) beta]_j + [Y_u(t) pi_u]_j + tau_p,j(t) + e_j(t)      (loaded run)
+    K_j i_j(t) = f_j(t) = [W_b(t) beta]_j + [Y_u(t) pi_u]_j + tau_p,j(t) + e_j(t)    (loaded run)
 
-where ``tau_p = Y_p pi_p`` is the torque of the known payload part (e.g. its mass alone, ``Y_mass * m``) and
-``W_b`` the base regressor of the robot (friction columns included). The unknowns ``x = (K, beta, pi_u)`` enter
-linearly:
+``W_b`` is the robot's base regressor (rotor and friction columns included). Without the known payload torque
+the problem is homogeneous and ``(K, beta, pi_u)`` is known only up to a common scale; ``tau_p`` fixes it.
 
-    [ diag(i_u(t))   -W_b,u(t)      0      ] x = [ 0        ]
-    [ diag(i_l(t))   -W_b,l(t)   -Y_u,l(t) ]     [ tau_p(t) ]
+Two estimators:
 
-Without the payload term the system is homogeneous and ``(K, beta)`` is only known up to a common scale; the
-known payload torque fixes that scale. It is solved by per-joint WLS (:func:`robid.estimation.estimators.wls`),
-so the gains come with standard deviations. A joint whose torque the payload barely changes (e.g. a vertical
-first axis, which feels the payload only through inertia) gets a poorly determined gain; ``fixed_gains`` moves
-such a gain to the right-hand side (Mamedov et al. imposed ``K_1 >= 10``).
+* ``"output-error"`` (default): the measured quantity is the current, so fit
+  ``i_j(t) = c_j f_j(t; beta, pi_u)`` with ``c_j = 1/K_j`` by Gauss-Newton, per-joint WLS at every step (the
+  model is bilinear in ``c`` and ``(beta, pi_u)``), started from the equation-error solution. This is the
+  maximum-likelihood estimate for independent Gaussian current noise per joint. ``std(K_j) = std(c_j)/c_j^2``
+  (first-order).
+* ``"equation-error"``: the linear stacked system in ``x = (K, beta, pi_u)`` of Mamedov et al. (their PC-OLS
+  without constraints),
+
+      [ diag(i_u(t))   -W_b,u(t)      0      ] x = [ 0        ]
+      [ diag(i_l(t))   -W_b,l(t)   -Y_u,l(t) ]     [ tau_p(t) ]
+
+  solved by per-joint WLS. The noisy currents sit in the regressor (errors in variables), which biases ``K``
+  towards zero, badly so for joints with small currents (on the UR10e runs the wrist gains come out 2-3x too
+  small). Kept as the starting point and for comparison.
+
+A joint on which the known payload part produces no torque (e.g. a payload mass at the flange origin seen by a
+wrist axis through that origin) gets its scale only through the shared unknown payload parameters, and a joint
+whose torque the payload barely changes gets a poorly determined gain; ``fixed_gains`` moves such a gain out of
+the unknowns (Mamedov et al. imposed ``K_1 >= 10``). The standard deviations cover measurement noise under the
+model; filtering, unmodelled dynamics and the choice of runs move real-data gains by more (see
+docs/estimation.md).
 """
 
 from __future__ import annotations
@@ -31,20 +46,32 @@ from dataclasses import dataclass
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.estimation.estimators import ols, wls
+from robid.estimation.estimators import wls
 from robid.estimation.results import EstimationResult
+
+METHODS = ("output-error", "equation-error")
 
 
 @dataclass(frozen=True)
 class DriveGainResult:
+    method: str
     joint_names: tuple[str, ...]
     gains: np.ndarray  # (dof,) N m / A (fixed ones as given)
     gains_std: np.ndarray  # (dof,) 0 for fixed gains
     fixed: tuple[bool, ...]
     base_values: np.ndarray
     payload_values: np.ndarray  # unknown payload parameters, if any
-    estimate: EstimationResult  # the stacked problem, all unknowns
+    estimate: EstimationResult  # all unknowns (free gains, base, payload) with their covariance
+    converged: bool
+    iterations: int
     notes: tuple[str, ...] = ()
+
+
+def _current_block(i: np.ndarray) -> np.ndarray:
+    n, dof = i.shape
+    D = np.zeros((n, dof, dof))
+    D[:, np.arange(dof), np.arange(dof)] = i
+    return D
 
 
 def identify_drive_gains(
@@ -59,7 +86,9 @@ def identify_drive_gains(
     base_names: Sequence[str] | None = None,
     payload_names: Sequence[str] | None = None,
     fixed_gains: Mapping[int, float] | None = None,
-    method: str = "wls",
+    method: str = "output-error",
+    max_iterations: int = 50,
+    tol: float = 1e-10,
 ) -> DriveGainResult:
     """Identify drive gains ``K`` together with the base parameters (equations in the module docstring).
 
@@ -86,56 +115,62 @@ def identify_drive_gains(
             raise RobidInputError(f"drive gains: payload regressor {Yu.shape}, expected ({nl}, {dof}, n)")
     else:
         Yu = np.zeros((nl, dof, 0))
+    if method not in METHODS:
+        raise RobidInputError(f"drive gains: method must be one of {METHODS}, got {method!r}")
     npay = Yu.shape[2]
     jn = tuple(joint_names) if joint_names is not None else tuple(str(j + 1) for j in range(dof))
     bn = tuple(base_names) if base_names is not None else tuple(f"beta{i}" for i in range(nb))
     pn = tuple(payload_names) if payload_names is not None else tuple(f"payload{i}" for i in range(npay))
-    fixed = dict(fixed_gains or {})
-    for j in fixed:
-        if not 0 <= j < dof:
-            raise RobidInputError(f"drive gains: fixed gain for joint index {j}, robot has {dof} joints")
-    free = [j for j in range(dof) if j not in fixed]
-
-    def current_block(i: np.ndarray) -> np.ndarray:
-        n = i.shape[0]
-        D = np.zeros((n, dof, dof))
-        D[:, np.arange(dof), np.arange(dof)] = i
-        return D
-
-    Du, Dl = current_block(iu), current_block(il)
-    X_u = np.concatenate([Du[:, :, free], -Wu, np.zeros((nu, dof, npay))], axis=2)
-    X_l = np.concatenate([Dl[:, :, free], -Wl, -Yu], axis=2)
-    y_u = np.zeros((nu, dof))
-    y_l = tp.copy()
-    for j, k in fixed.items():
-        y_u[:, j] -= iu[:, j] * k
-        y_l[:, j] -= il[:, j] * k
-    X = np.concatenate([X_u, X_l], axis=0)
-    y = np.concatenate([y_u, y_l], axis=0)
-    names = tuple(f"K_{jn[j]}" for j in free) + bn + pn
-    if method == "wls":
-        est = wls(X, y, names)
-    elif method == "ols":
-        est = ols(X, y, names)
-    else:
-        raise RobidInputError(f"drive gains: method must be 'wls' or 'ols', got {method!r}")
-    gains = np.zeros(dof)
-    gstd = np.zeros(dof)
-    for k, j in enumerate(free):
-        gains[j] = est.values[k]
-        gstd[j] = est.std[k]
+    fixed = {int(j): float(v) for j, v in (fixed_gains or {}).items()}
     for j, v in fixed.items():
-        gains[j] = v
-    nf = len(free)
-    notes = [
-        "drive gains from loaded/unloaded runs: K i = W_b beta (+ Y_u pi_u + tau_payload on the loaded run), "
-        f"stacked {method.upper()}"
-    ]
+        if not 0 <= j < dof or v <= 0:
+            raise RobidInputError(f"drive gains: fixed gain {v} for joint index {j} (robot has {dof} joints)")
+    free = [j for j in range(dof) if j not in fixed]
+    names = tuple(f"K_{jn[j]}" for j in free) + bn + pn
+
+    # equation-error: linear in (K_free, beta, pi_u)
+    X = np.concatenate(
+        [
+            np.concatenate([_current_block(iu)[:, :, free], -Wu, np.zeros((nu, dof, npay))], axis=2),
+            np.concatenate([_current_block(il)[:, :, free], -Wl, -Yu], axis=2),
+        ]
+    )
+    y = np.concatenate([np.zeros((nu, dof)), tp])
+    for j, k in fixed.items():
+        y[:nu, j] -= iu[:, j] * k
+        y[nu:, j] -= il[:, j] * k
+    eq = wls(X, y, names)
+    notes = []
     if fixed:
         notes.append("gains fixed (not estimated): " + ", ".join(f"K_{jn[j]} = {v:g}" for j, v in fixed.items()))
+    nf = len(free)
+    if method == "equation-error":
+        est, converged, iterations = eq, eq.converged, 1
+        notes.insert(
+            0,
+            "drive gains by equation error (stacked linear WLS in K, beta, pi_u); biased towards 0 "
+            "when the currents are noisy",
+        )
+    else:
+        est, converged, iterations, gn_notes = _output_error(
+            Wu, iu, Wl, il, tp, Yu, fixed, free, eq, names, max_iterations, tol
+        )
+        notes.insert(
+            0,
+            "drive gains by output error (Gauss-Newton on i_j = f_j / K_j, per-joint WLS), "
+            "started from the equation-error solution",
+        )
+        notes.extend(gn_notes)
+    gains = np.zeros(dof)
+    gstd = np.zeros(dof)
+    gains[free] = est.values[:nf]
+    gstd[free] = est.std[:nf]
+    for j, v in fixed.items():
+        gains[j] = v
     if np.any(gains[free] <= 0):
         notes.append("non-positive gain estimated for: " + ", ".join(jn[j] for j in free if gains[j] <= 0))
     return DriveGainResult(
+        method=method,
         joint_names=jn,
         gains=gains,
         gains_std=gstd,
@@ -143,5 +178,68 @@ def identify_drive_gains(
         base_values=np.asarray(est.values[nf : nf + nb]),
         payload_values=np.asarray(est.values[nf + nb :]),
         estimate=est,
+        converged=converged,
+        iterations=iterations,
         notes=tuple(notes),
     )
+
+
+def _output_error(Wu, iu, Wl, il, tp, Yu, fixed, free, eq, names, max_iterations, tol):
+    nu, dof, nb = Wu.shape
+    npay = Yu.shape[2]
+    nf = len(free)
+    W = np.concatenate([Wu, Wl])
+    Y = np.concatenate([np.zeros((nu, dof, npay)), Yu])
+    T = np.concatenate([np.zeros((nu, dof)), tp])
+    current = np.concatenate([iu, il])
+    c = np.empty(dof)
+    for j, v in fixed.items():
+        c[j] = 1.0 / v
+    k0 = np.asarray(eq.values[:nf])
+    if np.any(k0 <= 0):
+        raise RobidInputError("drive gains: the equation-error start has a non-positive gain; fix that joint's gain")
+    c[free] = 1.0 / k0
+    theta = np.asarray(eq.values[nf:], dtype=float).copy()  # (beta, pi_u)
+    M = np.concatenate([W, Y], axis=2)
+    converged, it, notes = False, 0, []
+    lin = None
+    for iteration in range(1, max_iterations + 1):
+        it = iteration
+        f = M @ theta + T
+        r = current - c * f
+        Jc = _current_block(f)[:, :, free]
+        J = np.concatenate([Jc, c[None, :, None] * M], axis=2)
+        lin = wls(J, r)
+        d = np.asarray(lin.values)
+        c[free] += d[:nf]
+        theta += d[nf:]
+        step = max(
+            np.max(np.abs(d[:nf] / c[free])) if nf else 0.0, np.max(np.abs(d[nf:]) / (np.abs(theta) + lin.std[nf:]))
+        )
+        if step < tol:
+            converged = True
+            break
+    if not converged:
+        notes.append(f"Gauss-Newton did not converge in {max_iterations} iterations")
+    f = M @ theta + T
+    residual = current - c * f
+    # covariance of (c_free, theta) from the last linearisation, mapped to (K_free, theta): dK = -dc / c^2
+    Tm = np.eye(nf + nb + npay)
+    Tm[np.arange(nf), np.arange(nf)] = -1.0 / c[free] ** 2
+    cov = Tm @ np.asarray(lin.covariance) @ Tm.T
+    values = np.concatenate([1.0 / c[free], theta])
+    est = EstimationResult.build(
+        method="drive-gains-output-error",
+        names=names,
+        values=values,
+        covariance=cov,
+        residual=residual,
+        sigma=lin.sigma,
+        weights=lin.weights,
+        condition_number=lin.condition_number,
+        condition_number_scaled=lin.condition_number_scaled,
+        notes=("residual and sigma are in current units (A)", *lin.notes),
+        converged=converged and lin.converged,
+        iterations=it,
+    )
+    return est, converged, it, notes

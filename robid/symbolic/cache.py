@@ -17,7 +17,7 @@ from pathlib import Path
 
 from robid.model.robot_model import RobotModel
 
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "4"
 
 
 def cache_dir() -> Path:

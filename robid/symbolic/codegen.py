@@ -167,6 +167,11 @@ def _free(assigns, exprs) -> set:
     return used
 
 
+#: samples evaluated per block: intermediates of a block stay in the processor cache, and each intermediate is
+#: released after its last use (memory traffic, not arithmetic, bounds straight-line numpy code)
+CHUNK = 4096
+
+
 def numpy_function(
     name: str,
     program: OptimisedProgram,
@@ -181,48 +186,89 @@ def numpy_function(
     Regressor (``columns`` given): ``name(q, qd, qdd)`` -> (N, dof, len(columns)) with those standard columns.
     Torque (``torque_output`` given, e.g. "tau"): ``name(q, qd, qdd, params)`` -> (N, dof) from the outputs
     ``(torque_output, i)``, whose parameter inputs are the symbols ``<torque_output>_k`` = params[k].
+    The work is done by ``_<name>_block`` on blocks of CHUNK samples.
     """
     if columns is not None:
         col_pos = {c: k for k, c in enumerate(columns)}
         outputs = {(i, col_pos[c]): e for (i, c), e in regressor_entries(program).items() if c in col_pos}
+        target = "y"
     else:
-        outputs = {i: e for (tag, i), e in program.entries.items() if tag == torque_output}
+        outputs = {(i,): e for (tag, i), e in program.entries.items() if tag == torque_output}
+        target = "tau"
     assigns = needed_assignments(program, outputs.values())
     used = _free(assigns, outputs.values())
-    head = "params" if columns is None else "out=None"
+    dof = program.dof
+    width = len(columns) if columns is not None else 0
+    block = f"_{name}_block"
+    extra = "params" if columns is None else "out=None"
     lines = [
-        f"def {name}(q, qd, qdd, {head}):",
+        f"def {name}(q, qd, qdd, {extra}):",
         "    q = np.asarray(q, dtype=float)",
         "    qd = np.asarray(qd, dtype=float)",
         "    qdd = np.asarray(qdd, dtype=float)",
         "    n = q.shape[0]",
     ]
+    if columns is not None:
+        lines += [
+            f"    y = np.zeros(({dof}, {width}, n))",
+            f"    for s in range(0, n, {CHUNK}):",
+            f"        {block}(q[s:s + {CHUNK}], qd[s:s + {CHUNK}], qdd[s:s + {CHUNK}], y[:, :, s:s + {CHUNK}])",
+            "    y = y.transpose(2, 0, 1)",
+            "    if out is not None:",
+            "        out[...] = y",
+            "        return out",
+            "    return y",
+        ]
+    else:
+        lines += [
+            "    p = np.asarray(params, dtype=float)",
+            f"    tau = np.zeros(({dof}, n))",
+            f"    for s in range(0, n, {CHUNK}):",
+            f"        {block}(q[s:s + {CHUNK}], qd[s:s + {CHUNK}], qdd[s:s + {CHUNK}], p, tau[:, s:s + {CHUNK}])",
+            "    return tau.T",
+        ]
+    args = "q, qd, qdd, y" if columns is not None else "q, qd, qdd, p, tau"
+    lines += ["", "", f"def {block}({args}):"]
     lines += _input_lines(symbols, used, angle_offsets)
     if columns is None:
-        lines.append("    p = np.asarray(params, dtype=float)")
         for k in range(n_params):
-            s = sp.Symbol(f"{torque_output}_{k}", real=True)
-            if s in used:
-                lines.append(f"    {s.name} = p[{k}]")
-    for s, e in assigns:
-        lines.append(f"    {s.name} = {_NP.doprint(e)}")
-    dof = program.dof
-    if columns is not None:
-        # rows are written contiguously into a (dof, P, N) block; the caller gets the (N, dof, P) view
-        lines.append(f"    y = np.zeros(({dof}, {len(columns)}, n))")
-        for (i, k), e in sorted(outputs.items()):
-            lines.append(f"    y[{i}, {k}] = {_NP.doprint(e)}")
-        lines.append("    y = y.transpose(2, 0, 1)")
-        lines.append("    if out is not None:")
-        lines.append("        out[...] = y")
-        lines.append("        return out")
-        lines.append("    return y")
-    else:
-        lines.append(f"    tau = np.zeros(({dof}, n))")
-        for i, e in sorted(outputs.items()):
-            lines.append(f"    tau[{i}] = {_NP.doprint(e)}")
-        lines.append("    return tau.T")
+            sym = sp.Symbol(f"{torque_output}_{k}", real=True)
+            if sym in used:
+                lines.append(f"    {sym.name} = p[{k}]")
+    lines += _interleaved_body(assigns, outputs, target)
     return "\n".join(lines) + "\n", operation_counts(assigns, list(outputs.values()))
+
+
+def _interleaved_body(assigns, outputs, target: str) -> list[str]:
+    """Statements with each output written as soon as its inputs exist and ``del`` after every last use."""
+    position = {s: k for k, (s, _) in enumerate(assigns)}
+    by_step: dict[int, list] = {}
+    for key, e in sorted(outputs.items()):
+        deps = [position[f] for f in e.free_symbols if f in position]
+        by_step.setdefault(max(deps) if deps else -1, []).append((key, e))
+    statements = []  # (text, symbols read)
+    for key, e in by_step.get(-1, []):
+        statements.append((f"{target}[{', '.join(map(str, key))}] = {_NP.doprint(e)}", set()))
+    for k, (sym, e) in enumerate(assigns):
+        statements.append((f"{sym.name} = {_NP.doprint(e)}", {f for f in e.free_symbols if f in position}))
+        for key, out in by_step.get(k, []):
+            statements.append(
+                (f"{target}[{', '.join(map(str, key))}] = {_NP.doprint(out)}",
+                 {f for f in out.free_symbols if f in position})
+            )
+    last_use = {}
+    for idx, (_, reads) in enumerate(statements):
+        for f in reads:
+            last_use[f] = idx
+    frees: dict[int, list[str]] = {}
+    for f, idx in last_use.items():
+        frees.setdefault(idx, []).append(f.name)
+    lines = []
+    for idx, (text, _) in enumerate(statements):
+        lines.append(f"    {text}")
+        if idx in frees:
+            lines.append(f"    del {', '.join(sorted(frees[idx]))}")
+    return lines
 
 
 def exact_function(program: OptimisedProgram, symbols: list[JointSymbols]) -> str:

@@ -4,7 +4,8 @@ The file holds exactly ``periods`` excited periods sampled at ``rate`` (T * rate
 of samples per period, the end point of the last period left out so that the file is an integer number of
 periods, as the signal stage's period averaging expects). No approach and no fade segments: this is the
 design itself, for streaming interfaces, ``robid simulate`` or plotting; the design is described in the
-trajectory file. Values are written with 17 significant digits.
+trajectory file. Values are written with 12 significant digits (the trajectory file is the exact record).
+Default rate 250 Hz.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 from robid.excitation.programs.common import ProgramOptions, samples_per_period
 from robid.excitation.trajectory_file import TrajectoryFile
 
-DEFAULT_RATE = 1000.0
+DEFAULT_RATE = 250.0
 
 
 def render_csv(tf: TrajectoryFile, options: ProgramOptions) -> dict[str, str]:
@@ -34,5 +35,5 @@ def render_csv(tf: TrajectoryFile, options: ProgramOptions) -> dict[str, str]:
     data = np.column_stack([t, q, qd, qdd])
     buf = io.StringIO()
     buf.write(",".join(header) + "\n")
-    np.savetxt(buf, data, delimiter=",", fmt="%.17g")
+    np.savetxt(buf, data, delimiter=",", fmt="%.12g")
     return {".csv": buf.getvalue()}

@@ -1,0 +1,80 @@
+"""Noise estimates: from the scatter between periods, or from what a filter removes.
+
+Conventions: a period of M samples has the DFT coefficients X[h] = (1/M) sum_m x[m] exp(-2 pi j h m / M),
+h = 0..M/2 (``numpy.fft.rfft(x) / M``). For white noise of variance s^2 per sample, E|X[h]|^2 = s^2/M, and a
+signal rebuilt from a set H of harmonics carries the time-averaged noise variance
+sum_{h in H} w_h E|dX[h]|^2 with w_h = 1 for h = 0 (and M/2), 2 otherwise (Parseval).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+from scipy.ndimage import median_filter
+
+
+def period_scatter(periods: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Noise from K >= 2 repeated periods ``periods`` (K, M, C).
+
+    Returns the per-sample noise variance of one raw sample (C,) -- the mean over the period of the
+    unbiased variance across periods -- and the variance of the *averaged* DFT coefficient at every harmonic
+    (M//2 + 1, C): var_k(X_k[h]) / K, with var_k the unbiased complex variance sum |X_k - mean|^2 / (K - 1).
+    """
+    k, m, _ = periods.shape
+    if k < 2:
+        raise ValueError("period scatter needs at least two periods")
+    per_sample = np.mean(np.var(periods, axis=0, ddof=1), axis=0)
+    spectra = np.fft.rfft(periods, axis=1) / m
+    mean = spectra.mean(axis=0)
+    per_harmonic = np.sum(np.abs(spectra - mean) ** 2, axis=0) / (k - 1) / k
+    return per_sample, per_harmonic
+
+
+def harmonic_weights(m: int, n_bins: int) -> np.ndarray:
+    """w_h of the one-sided spectrum: 1 for DC and (even M) the Nyquist bin, 2 otherwise."""
+    w = np.full(n_bins, 2.0)
+    w[0] = 1.0
+    if m % 2 == 0:
+        w[-1] = 1.0
+    return w
+
+
+def processed_variance(
+    per_harmonic: np.ndarray, mask: np.ndarray, omega: float, order: int, m: int
+) -> np.ndarray:
+    """Noise variance (C,) of the order-th derivative rebuilt from the kept harmonics ``mask``.
+
+    var = sum_{h in H} w_h (h omega)^(2 order) var(X[h]), ``per_harmonic`` (M//2 + 1, C) being the variance of
+    the coefficient that is used (averaged over periods where applicable).
+    """
+    h = np.arange(per_harmonic.shape[0])
+    gain = harmonic_weights(m, per_harmonic.shape[0]) * (h * omega) ** (2 * order) * mask
+    return gain @ per_harmonic
+
+
+def pooled_noise_floor(per_harmonic: np.ndarray, n_periods: int, window: int = 17) -> np.ndarray:
+    """A smooth, robust noise level per harmonic: running median of the scatter variances over ``window``
+    neighbouring harmonics, corrected for the median of a chi-square with 2(K-1) degrees of freedom (the
+    scatter variance of a complex coefficient from K periods), so that strong harmonics do not inflate it."""
+    nu = 2 * (n_periods - 1)
+    correction = stats.chi2.median(nu) / nu
+    size = min(window, per_harmonic.shape[0])
+    return median_filter(per_harmonic, size=(size, 1), mode="nearest") / correction
+
+
+def white_floor(spectrum_power: np.ndarray) -> np.ndarray:
+    """Noise level per channel (C,) of |X[h]|^2 from the upper half of the harmonics, assumed noise only:
+    the median of an exponential variable is ln 2 times its mean."""
+    b = spectrum_power.shape[0]
+    upper = spectrum_power[max(1, b // 2) : b - 1]
+    if upper.shape[0] == 0:
+        upper = spectrum_power[1:]
+    return np.median(upper, axis=0) / np.log(2.0)
+
+
+def residual_variance(x: np.ndarray, filtered: np.ndarray, dof_removed_fraction: float) -> np.ndarray:
+    """White-noise variance (C,) from what a linear filter removed: mean((x - x_f)^2) / fraction, where
+    ``fraction`` is the share of white-noise power the filter removes (e.g. (M - D)/M for D kept real
+    degrees of freedom of an M-sample period, or mean (1 - |H|^2)^2 for a zero-phase low-pass)."""
+    r = np.asarray(x) - np.asarray(filtered)
+    return np.mean(r**2, axis=0) / max(dof_removed_fraction, 1e-12)

@@ -1,0 +1,253 @@
+"""Periodic processing: period detection, integer periods, averaging, DFT, spectral differentiation.
+
+For a periodic excitation of period T sampled with M samples per period, K periods are cut from the
+record and averaged, x_bar[m] = (1/K) sum_k x_k[m]; its DFT X[h] (numpy rfft / M) is kept at a set H of
+harmonics (the excited ones, or a band up to a cut-off) and the derivatives follow exactly by
+x^(n)(t_m) = sum_{h in H} X[h] (j h omega)^n exp(j h omega t_m) (two-sided), omega = 2 pi / T, n = 0..4
+(Swevers, Ganseman, Tukel, De Schutter, Van Brussel, IEEE T-RA 1997, section IV; Pintelon & Schoukens,
+System Identification: A Frequency Domain Approach, ch. 2). Torques are kept at the same harmonics.
+
+A single period that does not close on itself (rest-to-rest motion from one pose to another) is made
+periodic by subtracting the jump x(T) - x(0) times a smooth step s(t/T) whose first four derivatives vanish
+at both ends (s(u) = 126u^5 - 420u^6 + 540u^7 - 315u^8 + 70u^9); the step's derivatives are added back
+analytically, so the processed derivatives stay exact for the smooth part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+from scipy.optimize import minimize_scalar
+
+
+@dataclass(frozen=True)
+class PeriodDetection:
+    period: float
+    mismatch: float  # normalised mismatch of x(t + T) against x(t): 0 = perfectly periodic, ~1 = unrelated
+
+
+def _energy(x: np.ndarray) -> np.ndarray:
+    """Channels centred; weights are their own variances (the moving joints dominate, quiet noise does not)."""
+    return x - x.mean(axis=0)
+
+
+def lag_mismatch(x: np.ndarray, max_lag: int) -> np.ndarray:
+    """d(L) = sum_c sum_n (x[n+L] - x[n])^2 / ((N - L) * 2 * sum_c var_c) for L = 0..max_lag, via the FFT.
+
+    d = 0 for a signal periodic with lag L, about 1 for unrelated samples.
+    """
+    z = _energy(x)
+    n = z.shape[0]
+    total_var = float(np.sum(np.var(z, axis=0)))
+    if total_var <= 0:
+        return np.ones(max_lag + 1)
+    size = int(2 ** np.ceil(np.log2(2 * n)))
+    spec = np.fft.rfft(z, n=size, axis=0)
+    corr = np.fft.irfft(np.abs(spec) ** 2, n=size, axis=0)[: max_lag + 1].sum(axis=1)
+    sq = np.sum(z**2, axis=1)
+    cum = np.concatenate([[0.0], np.cumsum(sq)])
+    lags = np.arange(max_lag + 1)
+    head = cum[n - lags]  # sum_{n < N-L} z^2
+    tail = cum[n] - cum[lags]  # sum_{n >= L} z^2
+    d = (head + tail - 2.0 * corr) / ((n - lags) * 2.0 * total_var)
+    return np.maximum(d, 0.0)
+
+
+def detect_period(
+    t: np.ndarray,
+    x: np.ndarray,
+    min_period: float | None = None,
+    max_period: float | None = None,
+    threshold: float = 0.1,
+) -> PeriodDetection | None:
+    """The fundamental period of ``x`` (N, C) on the uniform grid ``t``, or None if there is none.
+
+    Uses the cumulative-mean-normalised lag mismatch of the YIN estimator (de Cheveigne & Kawahara, JASA
+    2002): the first lag whose normalised mismatch falls below ``threshold`` and is a local minimum, refined by
+    a parabola and then by a 1-D minimisation of the spline-interpolated mismatch. At least two periods must
+    fit in the record.
+    """
+    n = x.shape[0]
+    h = float(t[1] - t[0])
+    max_lag = n // 2
+    if max_period is not None:
+        max_lag = min(max_lag, int(max_period / h) + 1)
+    min_lag = max(2, int(np.ceil(min_period / h)) if min_period else 2)
+    if max_lag <= min_lag + 2:
+        return None
+    d = lag_mismatch(x, max_lag)
+    cmnd = np.ones_like(d)
+    running = np.cumsum(d[1:])
+    cmnd[1:] = d[1:] * np.arange(1, d.size) / np.maximum(running, 1e-300)
+    candidates = np.flatnonzero(cmnd[min_lag:max_lag] < threshold) + min_lag
+    if candidates.size == 0:
+        return None
+    lag = int(candidates[0])
+    while lag + 1 < max_lag and d[lag + 1] < d[lag]:
+        lag += 1
+    if lag + 1 >= d.size or lag - 1 < 0:
+        return None
+    a, b, c = d[lag - 1], d[lag], d[lag + 1]
+    denom = a - 2 * b + c
+    shift = 0.5 * (a - c) / denom if denom > 0 else 0.0
+    guess = (lag + float(np.clip(shift, -0.5, 0.5))) * h
+    period, mismatch = refine_period(t, x, guess, h)
+    return PeriodDetection(period=period, mismatch=mismatch)
+
+
+def refine_period(t: np.ndarray, x: np.ndarray, guess: float, h: float) -> tuple[float, float]:
+    """Minimise the mismatch between x(t) and the spline-interpolated x(t + T) for T within one step of
+    ``guess``; the overlap is fixed so that the cost is smooth in T."""
+    z = _energy(x)
+    spline = CubicSpline(t, z, axis=0)
+    total = 2.0 * float(np.sum(np.var(z, axis=0)))
+    upper = guess + h
+    base = t[t + upper <= t[-1]]
+    if base.size < 4:
+        return guess, 1.0
+
+    def cost(period: float) -> float:
+        diff = spline(base + period) - spline(base)
+        return float(np.mean(np.sum(diff**2, axis=1)) / total)
+
+    result = minimize_scalar(cost, bounds=(guess - h, guess + h), method="bounded", options={"xatol": 1e-9 * guess})
+    return float(result.x), float(result.fun)
+
+
+def periodic_region(
+    t: np.ndarray, x: np.ndarray, period: float, threshold: float = 0.02
+) -> tuple[float, float]:
+    """Time span [a, b] of the record in which x repeats with ``period``: where the mismatch between x(t)
+    and x(t + T), smoothed over T/20 and normalised by the total variance, stays below ``threshold``.
+    Leaves out approach moves and lead-in/lead-out segments."""
+    z = _energy(x)
+    total = 2.0 * float(np.sum(np.var(z, axis=0)))
+    valid = t + period <= t[-1] + 1e-12 * period
+    base = t[valid]
+    if base.size == 0 or total <= 0:
+        return float(t[0]), float(t[-1])
+    shifted = np.column_stack([np.interp(base + period, t, z[:, c]) for c in range(z.shape[1])])
+    e = np.sum((shifted - z[valid]) ** 2, axis=1) / total
+    window = max(1, int(round(period / 20.0 / (t[1] - t[0]))))
+    smooth = np.convolve(e, np.ones(window) / window, mode="same")
+    ok = smooth < threshold
+    if not ok.any():
+        return float(t[0]), float(t[-1])
+    padded = np.concatenate([[False], ok, [False]]).astype(np.int8)
+    edges = np.diff(padded)
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    k = int(np.argmax(ends - starts))
+    a, b = base[starts[k]], base[ends[k] - 1] + period
+    return float(a), float(min(b, t[-1]))
+
+
+@dataclass(frozen=True)
+class PeriodCut:
+    periods: dict[str, np.ndarray]  # name -> (K, M, C)
+    t: np.ndarray  # (M,) times of one period, from the start of the first period
+    samples_per_period: int
+    resampled: bool
+
+
+def cut_periods(
+    t: np.ndarray, signals: dict[str, np.ndarray], start: float, period: float, n_periods: int
+) -> PeriodCut:
+    """K = ``n_periods`` periods from ``start``, M samples each (M = round(T/h)).
+
+    When T is an integer number of steps and ``start`` falls on a sample, the samples are taken as they are;
+    otherwise the record is resampled by a cubic spline onto start + m T/M.
+    """
+    h = float(t[1] - t[0])
+    m = int(round(period / h))
+    ratio = period / h
+    i0 = int(round((start - t[0]) / h))
+    exact = abs(ratio - m) <= 1e-9 * ratio and abs(t[0] + i0 * h - start) <= 1e-9 * h
+    total = n_periods * m
+    if exact and i0 + total <= t.size:
+        cut = {k: v[i0 : i0 + total].reshape(n_periods, m, *v.shape[1:]) for k, v in signals.items()}
+        return PeriodCut(periods=cut, t=t[i0] + np.arange(m) * h, samples_per_period=m, resampled=False)
+    grid = start + np.arange(total) * (period / m)
+    if grid[-1] > t[-1] + 1e-9 * h:
+        raise ValueError("the periods do not fit in the record")
+    grid = np.minimum(grid, t[-1])
+    cut = {}
+    for k, v in signals.items():
+        values = CubicSpline(t, v, axis=0)(grid)
+        cut[k] = values.reshape(n_periods, m, *v.shape[1:])
+    return PeriodCut(periods=cut, t=start + np.arange(m) * (period / m), samples_per_period=m, resampled=True)
+
+
+def reject_outlier_periods(periods: np.ndarray, factor: float = 10.0) -> np.ndarray:
+    """Indices of periods (K, M, C) to keep: a period whose squared deviation from the median period is more
+    than ``factor`` times the median deviation is a transient (e.g. the first period after the approach)."""
+    k = periods.shape[0]
+    if k < 3:
+        return np.arange(k)
+    median = np.median(periods, axis=0)
+    dev = np.mean((periods - median) ** 2, axis=(1, 2))
+    ref = float(np.median(dev))
+    keep = np.flatnonzero(dev <= factor * ref) if ref > 0 else np.arange(k)
+    return keep if keep.size >= 2 else np.arange(k)
+
+
+def select_harmonics_snr(
+    mean_power: np.ndarray, noise_level: np.ndarray, threshold: float
+) -> np.ndarray:
+    """Sparse set: harmonics h >= 1 (below Nyquist) where any channel has |X[h]|^2 > threshold * noise."""
+    significant = np.any(mean_power > threshold * noise_level, axis=1)
+    significant[0] = False
+    return np.flatnonzero(significant[:-1])
+
+
+def select_band_snr(power: np.ndarray, floor: np.ndarray, threshold: float) -> int:
+    """Band 1..h_max of a single period: h_max is the highest harmonic at which the running median (over
+    max(9, 1 % of the harmonics) neighbours) of |X|^2 / floor exceeds ``threshold`` on any channel. The
+    running median ignores isolated peaks (mains hum, resonances) and isolated dips."""
+    from scipy.ndimage import median_filter
+
+    size = max(9, power.shape[0] // 100)
+    smooth = median_filter(power / floor, size=(size, 1), mode="nearest")
+    significant = np.any(smooth > threshold, axis=1)
+    significant[0] = False
+    idx = np.flatnonzero(significant[:-1])
+    return int(idx[-1]) if idx.size else 1
+
+
+def harmonic_mask(n_bins: int, harmonics: np.ndarray) -> np.ndarray:
+    """Boolean (n_bins,) with DC and the given harmonics set (Nyquist never: its derivative is ambiguous)."""
+    mask = np.zeros(n_bins, dtype=bool)
+    mask[0] = True
+    h = np.asarray(harmonics, dtype=int)
+    mask[h[(h >= 1) & (h < n_bins - 1)]] = True
+    return mask
+
+
+def spectral_derivatives(x: np.ndarray, mask: np.ndarray, period: float, orders: int) -> list[np.ndarray]:
+    """[x_f, x_f', ..., x_f^(orders)] of one period ``x`` (M, C) kept at the harmonics ``mask``."""
+    m = x.shape[0]
+    spectrum = np.fft.rfft(x, axis=0)
+    h = np.arange(spectrum.shape[0])
+    jw = 1j * h * (2.0 * np.pi / period)
+    out = []
+    for order in range(orders + 1):
+        factor = (jw**order) * mask
+        out.append(np.fft.irfft(spectrum * factor[:, None], n=m, axis=0))
+    return out
+
+
+def smoothstep(u: np.ndarray, order: int) -> np.ndarray:
+    """s(u) = 126u^5 - 420u^6 + 540u^7 - 315u^8 + 70u^9 and its derivatives d^k s / du^k, k = 0..4;
+    s(0) = 0, s(1) = 1, derivatives 1..4 zero at both ends."""
+    coeffs = np.zeros(10)
+    coeffs[5:] = [126.0, -420.0, 540.0, -315.0, 70.0]
+    poly = np.polynomial.Polynomial(coeffs)
+    return poly.deriv(order)(u) if order else poly(u)
+
+
+def endpoint_step(x_start: np.ndarray, x_end: np.ndarray, m: int, period: float, orders: int) -> list[np.ndarray]:
+    """The jump (x_end - x_start) times s(t/T) on t = m' T/M, m' = 0..M-1, and its time derivatives."""
+    u = np.arange(m) / m
+    jump = np.asarray(x_end) - np.asarray(x_start)
+    return [np.outer(smoothstep(u, k) / period**k, jump) for k in range(orders + 1)]

@@ -1,0 +1,354 @@
+"""Closed-loop forward dynamics of the virtual robot: rigid or elastic joints under a motor-side PD controller.
+
+Plant (all torques in joint units: a motor torque is counted times the gear ratio; theta is the motor position
+divided by the gear ratio; Ia = rotor_inertia * gear_ratio^2 the reflected rotor inertia)::
+
+    rigid joints r:    (M(q) + diag(Ia_r)) qdd = tau_m - c(q, qd) - g(q) - tau_comp(q) - f(qd)       [rows r]
+    elastic joints e:  M(q) qdd + c + g + tau_comp = K (theta - q) + D (thetad - qd) - fl qd             [rows e]
+                       Ia theta_dd + f(thetad) + K (theta - q) + D (thetad - qd) = tau_m                 (Spong 1987)
+
+with the drive-side friction ``f(v) = fv v + fc tanh(v / eps) + f0`` (Coulomb smoothed for the integrator,
+``eps`` = :attr:`IntegratorSettings.coulomb_epsilon`, 1e-3 rad/s by default; |tanh - sign| < 1e-3 for
+|v| > 3.8 eps), ``fl`` the link-side viscous friction of an elastic joint, ``tau_comp = -F(l) dl/dq`` the
+balancer (robid.simulation.compensator) acting on the link side of its joint. M, c, g are the rigid-body terms
+of the robot's own recursive Newton-Euler (robid.simulation.rnea). The rotors' gyroscopic coupling is neglected
+(Spong's simplification, the same one the identification model makes).
+
+Controller (continuous time, per joint, motor side)::
+
+    tau_m = tau_ff(t) + Kp (theta_ref - theta) + Kd (thetad_ref - thetad)      (theta = q for a rigid joint)
+
+Feed-forward ``tau_ff`` from the *nominal* model (the robot file) on the reference q_r(t):
+
+* ``"rigid"`` (default): rigid bodies + balancer + rotor inertia, no friction -- the PD loop must overcome
+  the friction, so the robot lags its reference as a real one does;
+* ``"full"``: also the smoothed friction on the reference velocity (near-perfect tracking);
+* ``"none"``: tau_ff = 0 and theta_ref = q_r (a pure PD; used to check static deflection).
+
+For an elastic joint the motor reference makes the link follow: with the link torque of the reference
+``tau_L = [M qdd + c + g + tau_comp](q_r) + fl qd_r``::
+
+    theta_ref = q_r + tau_L / K,   thetad_ref = qd_r + dtau_L/dt / K,
+    tau_ff    = Ia theta_dd_ref + tau_L + D dtau_L/dt / K (+ f(thetad_ref) for "full")
+
+The feed-forward is tabulated once on a grid (step :attr:`ControllerSettings.table_step`, 1 ms by default)
+from the analytic reference and interpolated with a cubic spline -- as a real controller computes it on its
+interpolation cycle. Time derivatives of tau_L come from that spline.
+
+Gains: ``controller: {position_gain, velocity_gain}`` of the robot file; joints without them get
+``Kp = J w^2``, ``Kd = 2 zeta J w`` with ``J = Ia + M_jj(q_r(0))``, ``w = 2 pi * 5 Hz``, ``zeta = 0.7``
+(:class:`ControllerSettings`).
+
+Integrator: :func:`scipy.integrate.solve_ivp`, by default ``LSODA`` (switches automatically between Adams and
+BDF when the smoothed Coulomb friction makes the system stiff) with ``rtol = 1e-8`` and absolute tolerances
+1e-10 rad (m) on positions and 1e-8 rad/s (m/s) on velocities (:class:`IntegratorSettings`), dense output.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import solve_ivp
+from scipy.interpolate import CubicSpline
+
+from robid.errors import RobidInputError
+from robid.model.robot_model import RobotModel
+from robid.simulation.compensator import CompensatorTorques
+from robid.simulation.reference import ReferenceMotion
+from robid.simulation.rnea import RigidBodyDynamics
+
+FEEDFORWARD_MODES = ("rigid", "full", "none")
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """Joint controller of the virtual robot; ``enabled=False`` leaves the motors unpowered (tau_m = 0)."""
+
+    enabled: bool = True
+    feedforward: str = "rigid"
+    default_bandwidth_hz: float = 5.0
+    default_damping_ratio: float = 0.7
+    table_step: float = 1e-3
+
+    def __post_init__(self) -> None:
+        if self.feedforward not in FEEDFORWARD_MODES:
+            raise RobidInputError(f"controller: feedforward: {self.feedforward!r} is not one of {FEEDFORWARD_MODES}")
+        for name in ("default_bandwidth_hz", "default_damping_ratio", "table_step"):
+            value = getattr(self, name)
+            if not (value > 0 and math.isfinite(value)):
+                raise RobidInputError(f"controller: {name}: must be positive, got {value!r}")
+
+
+@dataclass(frozen=True)
+class IntegratorSettings:
+    """solve_ivp method and tolerances; ``coulomb_epsilon`` (rad/s or m/s) smooths sign(v) as tanh(v/eps)."""
+
+    method: str = "LSODA"
+    rtol: float = 1e-8
+    atol_position: float = 1e-10
+    atol_velocity: float = 1e-8
+    coulomb_epsilon: float = 1e-3
+    max_step: float = math.inf
+
+    def __post_init__(self) -> None:
+        if self.method not in ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA"):
+            raise RobidInputError(f"integrator: method: unknown solve_ivp method {self.method!r}")
+        for name in ("rtol", "atol_position", "atol_velocity", "coulomb_epsilon", "max_step"):
+            value = getattr(self, name)
+            if not value > 0:
+                raise RobidInputError(f"integrator: {name}: must be positive, got {value!r}")
+
+
+@dataclass(frozen=True)
+class IntegratorStats:
+    method: str
+    rtol: float
+    atol_position: float
+    atol_velocity: float
+    coulomb_epsilon: float
+    nfev: int
+    njev: int
+    nlu: int
+    wall_time_s: float
+    success: bool
+    message: str
+
+
+@dataclass(frozen=True, eq=False)
+class JointData:
+    """Per-joint drive, friction, elasticity and gain arrays (dof,), joint units; NaN-free."""
+
+    gear_ratio: np.ndarray
+    reflected_inertia: np.ndarray
+    fv: np.ndarray
+    fc: np.ndarray
+    f0: np.ndarray
+    stiffness: np.ndarray  # 0 for rigid joints
+    damping: np.ndarray
+    link_viscous: np.ndarray
+    elastic: np.ndarray  # bool
+    kp: np.ndarray
+    kd: np.ndarray
+    gains_from_file: np.ndarray  # bool
+
+
+def joint_data(model: RobotModel, dynamics: RigidBodyDynamics, q0: np.ndarray, ctrl: ControllerSettings) -> JointData:
+    where = model.source or model.name
+    n = model.dof
+    gear = np.ones(n)
+    ia = np.zeros(n)
+    fv, fc, f0 = np.zeros(n), np.zeros(n), np.zeros(n)
+    k, d, fl = np.zeros(n), np.zeros(n), np.zeros(n)
+    elastic = np.zeros(n, dtype=bool)
+    kp, kd = np.full(n, np.nan), np.full(n, np.nan)
+    for i, joint in enumerate(model.joints):
+        jw = f"{where}: joint {joint.name}"
+        if joint.drive is not None:
+            gear[i] = joint.drive.gear_ratio
+            ia[i] = joint.drive.reflected_inertia
+        fv[i], fc[i], f0[i] = joint.friction.viscous, joint.friction.coulomb, joint.friction.offset
+        if joint.elasticity is not None:
+            if ia[i] <= 0.0:
+                raise RobidInputError(f"{jw}: drive: rotor_inertia: an elastic joint needs a drive with rotor inertia > 0")
+            if not joint.elasticity.stiffness > 0:
+                raise RobidInputError(f"{jw}: elasticity: stiffness: must be positive")
+            elastic[i] = True
+            k[i] = joint.elasticity.stiffness
+            d[i] = joint.elasticity.damping
+            fl[i] = joint.elasticity.link_viscous
+        if joint.controller is not None:
+            kp[i], kd[i] = joint.controller.position_gain, joint.controller.velocity_gain
+            if not (kp[i] > 0 and kd[i] >= 0):
+                raise RobidInputError(f"{jw}: controller: position_gain must be > 0 and velocity_gain >= 0")
+    from_file = ~np.isnan(kp)
+    if not from_file.all():
+        inertia = ia + np.diag(dynamics.mass_matrix(q0)[0])
+        w = 2.0 * math.pi * ctrl.default_bandwidth_hz
+        kp = np.where(from_file, kp, inertia * w**2)
+        kd = np.where(from_file, kd, 2.0 * ctrl.default_damping_ratio * inertia * w)
+    return JointData(gear, ia, fv, fc, f0, k, d, fl, elastic, kp, kd, from_file)
+
+
+def friction_torque(data: JointData, v: np.ndarray, eps: float, index=slice(None)) -> np.ndarray:
+    """fv v + fc tanh(v/eps) + f0 for the joints ``index``; v (..., len(index))."""
+    return data.fv[index] * v + data.fc[index] * np.tanh(v / eps) + data.f0[index]
+
+
+class FeedForwardTable:
+    """Reference and feed-forward on a grid, interpolated by one cubic spline.
+
+    Columns: q_ref (dof), qd_ref (dof), theta_ref (dof), thetad_ref (dof), tau_ff (dof); for a rigid joint
+    theta_ref = q_ref.
+    """
+
+    def __init__(
+        self,
+        reference: ReferenceMotion,
+        dynamics: RigidBodyDynamics,
+        compensator: CompensatorTorques,
+        data: JointData,
+        ctrl: ControllerSettings,
+        eps: float,
+        t_start: float,
+        t_end: float,
+    ):
+        n = dynamics.dof
+        steps = max(8, int(math.ceil((t_end - t_start) / ctrl.table_step)))
+        t = np.linspace(t_start, t_end, steps + 1)
+        q, qd, qdd = reference.derivatives(t, 2)
+        if ctrl.feedforward == "none":
+            theta, thetad = q, qd
+            tau_ff = np.zeros_like(q)
+        else:
+            tau_link = dynamics.inverse_dynamics(q, qd, qdd) + compensator.torque(q) + data.link_viscous * qd
+            e = data.elastic
+            spline = CubicSpline(t, tau_link[:, e]) if e.any() else None
+            stiff = data.stiffness[e]
+            theta, thetad, thetadd = q.copy(), qd.copy(), qdd.copy()
+            tau_ff = tau_link + data.reflected_inertia * qdd
+            if spline is not None:
+                dtau, ddtau = spline(t, 1), spline(t, 2)
+                theta[:, e] += tau_link[:, e] / stiff
+                thetad[:, e] += dtau / stiff
+                thetadd[:, e] += ddtau / stiff
+                tau_ff[:, e] = (
+                    data.reflected_inertia[e] * thetadd[:, e] + tau_link[:, e] + data.damping[e] * dtau / stiff
+                )
+            if ctrl.feedforward == "full":
+                tau_ff = tau_ff + friction_torque(data, thetad, eps)
+        self.dof = n
+        self.t = t
+        self._spline = CubicSpline(t, np.hstack([q, qd, theta, thetad, tau_ff]), extrapolate=True)
+
+    def __call__(self, t) -> tuple[np.ndarray, ...]:
+        """(q_ref, qd_ref, theta_ref, thetad_ref, tau_ff) at t; each (dof,) for scalar t or (N, dof)."""
+        v = self._spline(t)
+        n = self.dof
+        return v[..., :n], v[..., n : 2 * n], v[..., 2 * n : 3 * n], v[..., 3 * n : 4 * n], v[..., 4 * n :]
+
+
+class Plant:
+    """The virtual robot's closed loop. State x = [q (dof), qd (dof), theta_e (ne), thetad_e (ne)], e the elastic
+    joints in joint order. Build with :meth:`build`, integrate with :meth:`integrate`."""
+
+    def __init__(
+        self,
+        model: RobotModel,
+        reference: ReferenceMotion,
+        controller: ControllerSettings = ControllerSettings(),
+        integrator: IntegratorSettings = IntegratorSettings(),
+        t_start: float = 0.0,
+        t_end: float | None = None,
+    ):
+        if reference.dof != model.dof:
+            raise RobidInputError(
+                f"trajectory: center: has {reference.dof} joints, the robot {model.name!r} has {model.dof}"
+            )
+        self.model = model
+        self.reference = reference
+        self.controller = controller
+        self.integrator = integrator
+        self.dynamics = RigidBodyDynamics(model)
+        self.compensator = CompensatorTorques(model)
+        self.t_start = float(t_start)
+        self.t_end = float(reference.duration if t_end is None else t_end)
+        q0 = reference.derivatives(np.array([self.t_start]), 0)[0]
+        self.data = joint_data(model, self.dynamics, q0, controller)
+        self.elastic_index = np.flatnonzero(self.data.elastic)
+        self.rigid_index = np.flatnonzero(~self.data.elastic)
+        self.table = FeedForwardTable(
+            reference,
+            self.dynamics,
+            self.compensator,
+            self.data,
+            controller,
+            integrator.coulomb_epsilon,
+            self.t_start - 0.01,
+            self.t_end + 0.01,
+        )
+
+    # ---- state layout ------------------------------------------------------------------------------------
+    @property
+    def state_size(self) -> int:
+        return 2 * self.model.dof + 2 * len(self.elastic_index)
+
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """q, qd, theta, thetad (all dof-wide: theta = q and thetad = qd on rigid joints) from states (..., n)."""
+        n, ne = self.model.dof, len(self.elastic_index)
+        q, qd = x[..., :n], x[..., n : 2 * n]
+        theta, thetad = q.copy(), qd.copy()
+        theta[..., self.elastic_index] = x[..., 2 * n : 2 * n + ne]
+        thetad[..., self.elastic_index] = x[..., 2 * n + ne :]
+        return q, qd, theta, thetad
+
+    def initial_state(self) -> np.ndarray:
+        """The reference state at t_start (motor on its elastic-joint reference): the robot starts on track."""
+        q, qd, theta, thetad, _ = self.table(self.t_start)
+        e = self.elastic_index
+        return np.concatenate([q, qd, theta[e], thetad[e]])
+
+    def absolute_tolerance(self) -> np.ndarray:
+        n, ne = self.model.dof, len(self.elastic_index)
+        s = self.integrator
+        return np.concatenate(
+            [np.full(n, s.atol_position), np.full(n, s.atol_velocity), np.full(ne, s.atol_position),
+             np.full(ne, s.atol_velocity)]
+        )
+
+    # ---- controller --------------------------------------------------------------------------------------
+    def motor_torque(self, t, q, qd, theta, thetad) -> np.ndarray:
+        """tau_m (joint units) commanded at time(s) t for the given state(s): the drive torque a controller reports."""
+        if not self.controller.enabled:
+            return np.zeros(np.shape(q))
+        _, _, theta_r, thetad_r, tau_ff = self.table(t)
+        d = self.data
+        return tau_ff + d.kp * (theta_r - theta) + d.kd * (thetad_r - thetad)
+
+    # ---- dynamics ----------------------------------------------------------------------------------------
+    def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        d = self.data
+        eps = self.integrator.coulomb_epsilon
+        e, r = self.elastic_index, self.rigid_index
+        q, qd, theta, thetad = self.split(x)
+        tau_m = self.motor_torque(t, q, qd, theta, thetad)
+        mass, bias = self.dynamics.mass_matrix_and_bias(q, qd)
+        force = -bias
+        if self.compensator:
+            force -= self.compensator.torque(q)[0]
+        force[r] += tau_m[r] - friction_torque(d, qd[r], eps, r)
+        mass[r, r] += d.reflected_inertia[r]
+        if len(e):
+            spring = d.stiffness[e] * (theta[e] - q[e]) + d.damping[e] * (thetad[e] - qd[e])
+            force[e] += spring - d.link_viscous[e] * qd[e]
+            thetadd = (tau_m[e] - friction_torque(d, thetad[e], eps, e) - spring) / d.reflected_inertia[e]
+        else:
+            thetadd = np.zeros(0)
+        qdd = np.linalg.solve(mass, force)
+        return np.concatenate([qd, qdd, thetad[e], thetadd])
+
+    def integrate(self, t_end: float | None = None):
+        """Run solve_ivp from t_start to t_end with dense output; returns (OdeSolution, IntegratorStats)."""
+        s = self.integrator
+        t_end = self.t_end if t_end is None else t_end
+        start = time.perf_counter()
+        sol = solve_ivp(
+            self.rhs,
+            (self.t_start, t_end),
+            self.initial_state(),
+            method=s.method,
+            rtol=s.rtol,
+            atol=self.absolute_tolerance(),
+            dense_output=True,
+            max_step=s.max_step,
+        )
+        wall = time.perf_counter() - start
+        stats = IntegratorStats(
+            s.method, s.rtol, s.atol_position, s.atol_velocity, s.coulomb_epsilon,
+            int(sol.nfev), int(sol.njev), int(sol.nlu), wall, bool(sol.success), str(sol.message),
+        )
+        if not sol.success:
+            raise RuntimeError(f"virtual robot: the integrator failed at t = {sol.t[-1]:.6g} s: {sol.message}")
+        return sol, stats
