@@ -2,7 +2,8 @@
 
 Terms (docs/model.md): ``rigid`` (10 standard inertial parameters per body, about the frame origin), ``rotor``
 (reflected rotor inertia Ia_J = rotor_inertia * gear_ratio^2, only joints with a drive), ``viscous`` (fv_J),
-``coulomb`` (fc_J) and ``offset`` (f0_J). Column order: rigid blocks joint by joint, then Ia_*, fv_*, fc_*, f0_*.
+``coulomb`` (fc_J), ``offset`` (f0_J) and ``compensator`` (comp_k_J and comp_kl0_J for a spring balancer, comp_p0_J
+for a gas cylinder; docs/model.md). Column order: rigid blocks joint by joint, then Ia_*, fv_*, fc_*, f0_*, comp_*.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 from robid.errors import RobidInputError
 from robid.model.robot_model import RobotModel
 
-TERM_ORDER = ("rigid", "rotor", "viscous", "coulomb", "offset")
+TERM_ORDER = ("rigid", "rotor", "viscous", "coulomb", "offset", "compensator")
 _FRICTION_ATTR = {"viscous": "viscous", "coulomb": "coulomb", "offset": "offset"}
 
 
@@ -21,7 +22,10 @@ def default_terms(model: RobotModel) -> tuple[str, ...]:
     terms = ["rigid"]
     if model.has_drives:
         terms.append("rotor")
-    return tuple(terms + ["viscous", "coulomb", "offset"])
+    terms += ["viscous", "coulomb", "offset"]
+    if any(j.compensator is not None for j in model.joints):
+        terms.append("compensator")
+    return tuple(terms)
 
 
 def normalise_terms(terms) -> tuple[str, ...]:
@@ -43,6 +47,12 @@ def nominal_values(model: RobotModel, terms: tuple[str, ...]) -> np.ndarray:
                 values += [float(v) for v in joint.link.standard_parameters()]
         elif t == "rotor":
             values += [j.drive.reflected_inertia for j in model.joints if j.drive is not None]
+        elif t == "compensator":
+            for j in model.joints:
+                c = j.compensator
+                if c is None:
+                    continue
+                values += [c.stiffness, c.stiffness * c.free_length] if c.type == "spring" else [c.p0]
         else:
             values += [float(getattr(j.friction, _FRICTION_ATTR[t])) for j in model.joints]
     return np.array(values, dtype=float)

@@ -60,7 +60,7 @@ def estimate_cutoff(t: np.ndarray, x: np.ndarray, rate: float, dynamic_range: fl
     (the median of the upper half of the spectrum), kept within [0.5 Hz, 0.4 fs]."""
     n = x.shape[0]
     nperseg = int(min(n, max(256, 2 ** int(np.log2(max(n // 8, 1))))))
-    f, p = signal.welch(x - x.mean(axis=0), fs=rate, nperseg=nperseg, axis=0, detrend="linear")
+    f, p = signal.welch(x - x.mean(axis=0), fs=rate, nperseg=nperseg, axis=0, detrend="constant")
     floor = np.median(p[f >= f[-1] / 2], axis=0)
     above = p > dynamic_range * np.maximum(floor, 1e-300)
     above[0] = False

@@ -227,7 +227,8 @@ def canonical_mapping(names: list[str], dof: int, where: str) -> tuple[Mapping, 
         if len(have) != dof:
             missing = [c for c in cols if c not in present]
             raise RobidInputError(
-                f"{where}: row 1: header has {', '.join(have)} but not {', '.join(missing)} (the robot has {dof} joints)"
+                f"{where}: row 1: header has {', '.join(have)} but not {', '.join(missing)} "
+                f"(the robot has {dof} joints)"
             )
         used.update(cols)
         part = Part(columns=tuple(cols), units=DEFAULT_UNIT[group])

@@ -39,9 +39,7 @@ def harmonic_weights(m: int, n_bins: int) -> np.ndarray:
     return w
 
 
-def processed_variance(
-    per_harmonic: np.ndarray, mask: np.ndarray, omega: float, order: int, m: int
-) -> np.ndarray:
+def processed_variance(per_harmonic: np.ndarray, mask: np.ndarray, omega: float, order: int, m: int) -> np.ndarray:
     """Noise variance (C,) of the order-th derivative rebuilt from the kept harmonics ``mask``.
 
     var = sum_{h in H} w_h (h omega)^(2 order) var(X[h]), ``per_harmonic`` (M//2 + 1, C) being the variance of

@@ -40,8 +40,15 @@ def processed_columns(p: ProcessedSignals) -> tuple[list[str], np.ndarray]:
     """Header and (N, columns) table: t, q1.., qd1.., qdd1.., [qddd1.., qdddd1..], tau1.., [theta1..],
     and keep1.. (0/1) when the data selection marked some rows unused."""
     n = p.dof
-    blocks = [("q", p.q), ("qd", p.qd), ("qdd", p.qdd), ("qddd", p.qddd), ("qdddd", p.qdddd), ("tau", p.tau),
-              ("theta", p.theta)]
+    blocks = [
+        ("q", p.q),
+        ("qd", p.qd),
+        ("qdd", p.qdd),
+        ("qddd", p.qddd),
+        ("qdddd", p.qdddd),
+        ("tau", p.tau),
+        ("theta", p.theta),
+    ]
     names = ["t"]
     arrays = [p.t[:, None]]
     for prefix, values in blocks:

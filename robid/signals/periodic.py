@@ -116,9 +116,7 @@ def refine_period(t: np.ndarray, x: np.ndarray, guess: float, h: float) -> tuple
     return float(result.x), float(result.fun)
 
 
-def periodic_region(
-    t: np.ndarray, x: np.ndarray, period: float, threshold: float = 0.02
-) -> tuple[float, float]:
+def periodic_region(t: np.ndarray, x: np.ndarray, period: float, threshold: float = 0.02) -> tuple[float, float]:
     """Time span [a, b] of the record in which x repeats with ``period``: where the mismatch between x(t)
     and x(t + T), smoothed over T/20 and normalised by the total variance, stays below ``threshold``.
     Leaves out approach moves and lead-in/lead-out segments."""
@@ -192,9 +190,7 @@ def reject_outlier_periods(periods: np.ndarray, factor: float = 10.0) -> np.ndar
     return keep if keep.size >= 2 else np.arange(k)
 
 
-def select_harmonics_snr(
-    mean_power: np.ndarray, noise_level: np.ndarray, threshold: float
-) -> np.ndarray:
+def select_harmonics_snr(mean_power: np.ndarray, noise_level: np.ndarray, threshold: float) -> np.ndarray:
     """Sparse set: harmonics h >= 1 (below Nyquist) where any channel has |X[h]|^2 > threshold * noise."""
     significant = np.any(mean_power > threshold * noise_level, axis=1)
     significant[0] = False

@@ -33,9 +33,10 @@ class ProcessingOptions:
     """Options of the signal stage (all optional). Times in s, frequencies in Hz, speeds in rad/s (m/s).
 
     ``period``/``period_source``: the excitation period and where it came from ("user" or "trajectory");
-    ``harmonics``: the excited harmonics (1-based multiples of 1/T) to keep; ``cutoff_hz``: keep all
+    ``harmonics``: exactly the harmonics (1-based multiples of 1/T) to keep; ``cutoff_hz``: keep all
     harmonics up to it (periodic) or the low-pass cut-off (non-periodic); neither: chosen from the data
-    (``snr_threshold``). ``rate``: resample to this rate. ``start``/``end``: time window of the record to use.
+    (``snr_threshold``), always including ``excited_harmonics`` (those of the designed trajectory).
+    ``rate``: resample to this rate. ``start``/``end``: time window of the record to use.
     ``n_periods``: how many periods to use (default: all that fit in the periodic part of the record).
     ``derivatives``: highest derivative of q to compute (2..4). ``decimate``: integer factor (non-periodic).
     ``min_speed``: mark (sample, joint) rows with |qd| below it as unused. ``drop_standstill``: mark
@@ -46,6 +47,7 @@ class ProcessingOptions:
     period: float | None = None
     period_source: str = "user"
     harmonics: tuple[int, ...] | None = None
+    excited_harmonics: tuple[int, ...] | None = None
     cutoff_hz: float | None = None
     rate: float | None = None
     start: float | None = None
@@ -188,7 +190,7 @@ def _choose_and_run(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, 
         found = periodic.detect_period(t, q)
         if found is not None:
             a, b = periodic.periodic_region(t, q, found.period)
-            k = int(np.floor((b - a) / found.period + 1e-9))
+            k = int(np.floor((b + (t[1] - t[0]) - a) / found.period + 1e-6))
             lines.append(
                 f"period detected from the positions: T = {found.period:.9g} s (mismatch {found.mismatch:.2e}); "
                 f"{k} whole period(s) in the periodic part {a:g}-{b:g} s"
@@ -284,12 +286,16 @@ def _periodic(
         power = np.abs(np.fft.rfft(np.concatenate([mean_q, mean_tau], axis=1), axis=0) / mm) ** 2
         floor = noise.pooled_noise_floor(np.concatenate([harm_q, harm_tau], axis=1), kk)
         harmonics = periodic.select_harmonics_snr(power, np.maximum(floor, 1e-300), o.snr_threshold)
-        if harmonics.size == 0:
-            harmonics = np.array([1])
         how = (
             f"where the averaged positions or torques stand {o.snr_threshold:g} times above the period-scatter "
             "noise (running median over 17 harmonics)"
         )
+        if o.excited_harmonics:
+            excited = np.asarray([x for x in o.excited_harmonics if x < bins - 1], dtype=int)
+            harmonics = np.union1d(harmonics, excited)
+            how += f", plus the excited harmonics {_ranges(tuple(int(x) for x in excited))}"
+        if harmonics.size == 0:
+            harmonics = np.array([1])
     mask = periodic.harmonic_mask(bins, harmonics)
     orders = max(2, o.derivatives)
     derivs = periodic.spectral_derivatives(mean_q, mask, period, orders)
@@ -382,8 +388,12 @@ def _single_period(
         how = f"all up to the cut-off {o.cutoff_hz:g} Hz"
     else:
         fc = filtering.estimate_cutoff(t[i0:i1], sig["q"][i0:i1], 1.0 / h)
-        harmonics = np.arange(1, min(int(np.floor(fc * period + 1e-9)), bins - 2) + 1)
+        top = int(np.floor(fc * period + 1e-9))
         how = f"band up to {fc:.4g} Hz: {_AUTO_CUTOFF}"
+        if o.excited_harmonics and max(o.excited_harmonics) > top:
+            top = max(o.excited_harmonics)
+            how += f"; widened to the highest excited harmonic {top}"
+        harmonics = np.arange(1, min(top, bins - 2) + 1)
     mask = periodic.harmonic_mask(bins, harmonics)
     dq = periodic.spectral_derivatives(rq, mask, period, orders)
     derivs = [dq[k] + step_q[k] for k in range(orders + 1)]

@@ -109,16 +109,22 @@ def read_measurement(
                 notes.append(f"{loaded.source}: torques: motor side, tau = N^T tau_motor, {transmission.describe()}")
             else:
                 x = np.linalg.solve(transmission.matrix(f"{loaded.source}: {name}"), x.T).T
-                notes.append(f"{loaded.source}: {name}: motor side, divided by the transmission N, "
-                             f"{transmission.describe()}")
+                notes.append(
+                    f"{loaded.source}: {name}: motor side, divided by the transmission N, {transmission.describe()}"
+                )
         if group.offset is not None:
             if len(group.offset) != n_joints:
                 raise RobidInputError(
                     f"{loaded.source}: {name}.offset: {len(group.offset)} values for {n_joints} joints"
                 )
             x = x + np.asarray(group.offset)
-        key = {"positions": "q", "velocities": "qd", "accelerations": "qdd", "torques": "tau",
-               "motor_positions": "theta"}[name]
+        key = {
+            "positions": "q",
+            "velocities": "qd",
+            "accelerations": "qdd",
+            "torques": "tau",
+            "motor_positions": "theta",
+        }[name]
         out[key] = x
     if loaded.time is None and result.dropped.count:
         notes.append(f"{path}: time stamps of dropped samples are missing from t (the gaps are resampled)")
@@ -327,3 +333,33 @@ def _currents_to_torque(
         f"{where}: tau = N^T (k_T * i) with k_T = [{', '.join(f'{k:g}' for k in kt)}] N m/A, {transmission.describe()}"
     )
     return (i * kt) @ m
+
+
+def read_trajectory_timing(path: str | Path) -> tuple[float, tuple[int, ...] | None]:
+    """Period (s) and excited harmonics of a trajectory file written by ``robid design`` (JSON with
+    ``period`` and ``harmonics``: a count H meaning 1..H, or a list)."""
+    import json
+
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise RobidInputError(f"{path}: cannot read the trajectory ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise RobidInputError(f"{path}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise RobidInputError(f"{path}: expected a JSON object with period and harmonics")
+    period = data.get("period")
+    if isinstance(period, bool) or not isinstance(period, int | float) or not period > 0:
+        raise RobidInputError(f"{path}: period: expected a positive number of seconds, got {period!r}")
+    raw = data.get("harmonics")
+    harmonics: tuple[int, ...] | None
+    if raw is None:
+        harmonics = None
+    elif isinstance(raw, int) and not isinstance(raw, bool) and raw >= 1:
+        harmonics = tuple(range(1, raw + 1))
+    elif isinstance(raw, list) and raw and all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in raw):
+        harmonics = tuple(sorted(set(raw)))
+    else:
+        raise RobidInputError(f"{path}: harmonics: expected a count or a list of positive integers, got {raw!r}")
+    return float(period), harmonics

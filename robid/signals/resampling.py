@@ -33,9 +33,7 @@ def is_uniform(t: np.ndarray, tolerance: float = UNIFORM_TOLERANCE) -> bool:
     return bool(np.max(np.abs(dt - median)) <= tolerance * median)
 
 
-def to_uniform_grid(
-    t: np.ndarray, signals: dict[str, np.ndarray | None], rate: float | None = None
-) -> Resampled:
+def to_uniform_grid(t: np.ndarray, signals: dict[str, np.ndarray | None], rate: float | None = None) -> Resampled:
     """All ``signals`` (N, ...) on a uniform grid from ``t[0]`` at ``rate`` (default 1/median step)."""
     t = np.asarray(t, dtype=float)
     present = {k: np.asarray(v, dtype=float) for k, v in signals.items() if v is not None}

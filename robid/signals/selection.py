@@ -32,9 +32,7 @@ def standstill_segments(
     padded = np.concatenate([[False], still, [False]]).astype(np.int8)
     edges = np.diff(padded)
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
-    return tuple(
-        (float(t[a]), float(t[b])) for a, b in zip(starts, ends, strict=True) if t[b] - t[a] >= min_duration
-    )
+    return tuple((float(t[a]), float(t[b])) for a, b in zip(starts, ends, strict=True) if t[b] - t[a] >= min_duration)
 
 
 def samples_in(t: np.ndarray, segments: tuple[tuple[float, float], ...]) -> np.ndarray:

@@ -34,9 +34,10 @@ class ValidationPolicy:
     at its start or end) and record them, as long as at most ``max_drop_fraction`` of the rows go.
     ``max_gap_factor``: a time step longer than this many median steps is a break in the recording.
     ``saturation_run``: this many consecutive samples sitting exactly at a torque/current channel's extreme
-    value are a clipped signal. ``spike_factor``: a position that departs from the last good sample by more than
-    this many median steps of its channel (while moving, per time step) is a spike or a garbage row (0 disables the check). ``allow_constant``/``allow_saturated``: channel names (q4, tau2, ...) exempted; a bare
-    prefix (qd) exempts all channels of that signal.
+    value are a clipped signal. ``spike_factor``: a position that departs from the last good sample by more
+    than this many median steps of its channel (while moving, per time step) is a spike or a garbage row (0
+    disables the check). ``allow_constant``/``allow_saturated``: channel names (q4, tau2, ...) exempted; a
+    bare prefix (qd) exempts all channels of that signal.
     """
 
     drop_bad_rows: bool = False
@@ -124,9 +125,7 @@ def validate(
     where = tables[channels[0].table].file
     kept = np.flatnonzero(keep)
     if kept.size < policy.min_samples:
-        raise RobidInputError(
-            f"{where}: only {kept.size} usable samples, at least {policy.min_samples} are needed"
-        )
+        raise RobidInputError(f"{where}: only {kept.size} usable samples, at least {policy.min_samples} are needed")
     if time is not None:
         _check_gaps(tables[time.table], time, kept, policy)
     for ref in channels:
@@ -272,6 +271,28 @@ def _check_jumps(
                 )
                 bad[s] = (ref.table, int(table.rows[s]), reason)
             k += direction
+
+
+def _longest_increasing(t: np.ndarray) -> np.ndarray:
+    """Indices of one longest strictly increasing subsequence (patience sorting, O(n log n))."""
+    tails: list[float] = []
+    tail_index: list[int] = []
+    parent = np.full(t.size, -1, dtype=int)
+    for i, x in enumerate(t):
+        k = bisect.bisect_left(tails, x)
+        if k == len(tails):
+            tails.append(x)
+            tail_index.append(i)
+        else:
+            tails[k] = x
+            tail_index[k] = i
+        parent[i] = tail_index[k - 1] if k > 0 else -1
+    out = []
+    i = tail_index[-1]
+    while i >= 0:
+        out.append(i)
+        i = parent[i]
+    return np.asarray(out[::-1], dtype=int)
 
 
 def _drop(

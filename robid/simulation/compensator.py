@@ -22,10 +22,12 @@ rigid-body torque ``tau_comp = -F(l) dl/dq``. In the plant the balancer acts on 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.model.robot_model import Compensator, Joint, RobotModel, rotation_about_axis
+from robid.model.robot_model import Compensator, Joint, RobotModel
 
 
 def compensator_force(comp: Compensator, length: np.ndarray, where: str = "compensator") -> np.ndarray:
@@ -55,31 +57,36 @@ def check_compensator(comp: Compensator, where: str) -> None:
             raise RobidInputError(f"{where}: {name}: required for a {comp.type} compensator")
 
 
-def compensator_length(joint: Joint, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """l(q) and dl/dq for one joint's compensator, q of shape (N,) -> two (N,) arrays."""
-    comp = joint.compensator
+def _constants(joint: Joint) -> tuple:
+    """Constants of the balancer geometry: the link point after M is v(q) = v0 + sin(q') K v0 + (1 - cos(q')) K^2 v0
+    (Rodrigues, q' = q + offset) for a revolute joint, v0 + q' u for a prismatic one."""
     g = joint.geometry
-    q = np.atleast_1d(np.asarray(q, dtype=float))
+    comp = joint.compensator
     ra = np.asarray(g.a_rotation, dtype=float)
-    pa = np.asarray(g.a_translation, dtype=float)
     u = np.asarray(g.axis, dtype=float)
     u = u / np.linalg.norm(u)
-    b = np.asarray(comp.base_point, dtype=float)
-    p_after_m = np.asarray(g.b_rotation, dtype=float) @ np.asarray(comp.link_point, dtype=float) + np.asarray(
+    k = np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
+    v0 = np.asarray(g.b_rotation, dtype=float) @ np.asarray(comp.link_point, dtype=float) + np.asarray(
         g.b_translation, dtype=float
     )
-    n = q.shape[0]
+    offset = g.angle_offset if joint.revolute else g.displacement_offset
+    d0 = np.asarray(g.a_translation, dtype=float) - np.asarray(comp.base_point, dtype=float)
+    return ra, u, k, v0, float(offset), d0
+
+
+def compensator_length(joint: Joint, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """l(q) and dl/dq for one joint's compensator, q of shape (N,) -> two (N,) arrays."""
+    ra, u, k, v0, offset, d0 = _constants(joint)
+    q = np.atleast_1d(np.asarray(q, dtype=float)) + offset
     if joint.revolute:
-        s = np.empty((n, 3))
-        for k in range(n):  # small N in the integrator; vectorising would not pay for the clarity lost
-            s[k] = rotation_about_axis(u, q[k] + g.angle_offset) @ p_after_m
-        r = pa + s @ ra.T
-        dr = np.cross(u, s) @ ra.T
+        v = v0 + np.outer(np.sin(q), k @ v0) + np.outer(1.0 - np.cos(q), k @ k @ v0)
+        dv = v @ k.T  # u x v
     else:
-        r = pa + (np.outer(q + g.displacement_offset, u) + p_after_m) @ ra.T
-        dr = np.broadcast_to(ra @ u, (n, 3))
-    d = r - b
-    length = np.linalg.norm(d, axis=1)
+        v = v0 + np.outer(q, u)
+        dv = np.broadcast_to(u, v.shape)
+    d = d0 + v @ ra.T
+    dr = dv @ ra.T
+    length = np.sqrt(np.einsum("ni,ni->n", d, d))
     return length, np.einsum("ni,ni->n", d, dr) / length
 
 
@@ -89,8 +96,16 @@ class CompensatorTorques:
     def __init__(self, model: RobotModel):
         self.model = model
         self.indices = tuple(i for i, j in enumerate(model.joints) if j.compensator is not None)
+        self._scalar = []
         for i in self.indices:
-            check_compensator(model.joints[i].compensator, self._where(i))
+            joint = model.joints[i]
+            check_compensator(joint.compensator, self._where(i))
+            ra, u, k, v0, offset, d0 = _constants(joint)
+            # link point minus base point in frame i-1: d = d0 + Ra v(q);  dd/dq = Ra (u x v) or Ra u
+            self._scalar.append(
+                (i, joint.revolute, offset, (ra @ v0 + d0).tolist(), (ra @ k @ v0).tolist(),
+                 (ra @ k @ k @ v0).tolist(), (ra @ u).tolist())
+            )
 
     def _where(self, i: int) -> str:
         joint = self.model.joints[i]
@@ -107,4 +122,26 @@ class CompensatorTorques:
             joint = self.model.joints[i]
             length, dl = compensator_length(joint, q[:, i])
             out[:, i] = -compensator_force(joint.compensator, length, self._where(i)) * dl
+        return out
+
+    def torque_single(self, q: list[float]) -> list[tuple[int, float]]:
+        """[(joint index, tau_comp)] for one configuration, in plain Python floats (the integrator's path).
+
+        Revolute: d(q) = c0 + sin(q') c1 + (1 - cos(q')) c2 with c0 = Ra v0 + d0, c1 = Ra K v0, c2 = Ra K^2 v0, and
+        dd/dq = Ra K v = cos(q') c1 + sin(q') c2 (as K^3 = -K for a unit axis).
+        """
+        out = []
+        for i, revolute, offset, c0, c1, c2, rau in self._scalar:
+            x = q[i] + offset
+            if revolute:
+                s, c = math.sin(x), math.cos(x)
+                d = [c0[j] + s * c1[j] + (1.0 - c) * c2[j] for j in range(3)]
+                dd = [c * c1[j] + s * c2[j] for j in range(3)]
+            else:
+                d = [c0[j] + x * rau[j] for j in range(3)]
+                dd = rau
+            length = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+            dl = (d[0] * dd[0] + d[1] * dd[1] + d[2] * dd[2]) / length
+            force = float(compensator_force(self.model.joints[i].compensator, length, self._where(i)))
+            out.append((i, -force * dl))
         return out

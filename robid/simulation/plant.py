@@ -316,8 +316,8 @@ class Plant:
         tau_m = self.motor_torque(t, q, qd, theta, thetad)
         mass, bias = self.dynamics.mass_matrix_and_bias(q, qd)
         force = -bias
-        if self.compensator:
-            force -= self.compensator.torque(q)[0]
+        for i, tau_comp in self.compensator.torque_single(x.tolist()):
+            force[i] -= tau_comp
         force[r] += tau_m[r] - friction_torque(d, qd[r], eps, r)
         mass[r, r] += d.reflected_inertia[r]
         if len(e):

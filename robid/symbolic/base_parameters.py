@@ -179,7 +179,14 @@ def derive_base(
     exact_eval,
     symbols,
     seed: int = 20261125,
+    inexact_columns: set[int] | frozenset[int] = frozenset(),
 ) -> BaseDerivation:
+    """Rank, selection, grouping and classes (module docstring).
+
+    ``inexact_columns`` (balancer columns with sqrt) have no exact rational evaluation: the exact solve runs
+    without them when they are kept and nothing groups into them; if one of them is dependent, or carries a
+    grouping coefficient, the float grouping is used.
+    """
     p = len(names)
     dof = len(joint_names)
     rng = np.random.default_rng(seed)
@@ -190,9 +197,18 @@ def derive_base(
     dependent = [k for k in range(p) if k not in kept and k not in zero]
     n_exact = int(math.ceil(1.5 * len(kept) / dof)) + 4
     fractions_b = None
-    if dependent:
-        fractions_b = exact_grouping(exact_eval, rational_states(seed, n_exact, symbols), dof, kept, dependent)
     b_float = np.linalg.lstsq(w[:, kept], w[:, dependent], rcond=None)[0] if dependent else np.zeros((len(kept), 0))
+    rational_kept = [k for k in kept if k not in inexact_columns]
+    inexact_kept_rows = [r for r, k in enumerate(kept) if k in inexact_columns]
+    exact_possible = not any(d in inexact_columns for d in dependent) and (
+        not inexact_kept_rows or np.abs(b_float[inexact_kept_rows]).max(initial=0.0) < 1e-9
+    )
+    if dependent and exact_possible:
+        sub = exact_grouping(exact_eval, rational_states(seed, n_exact, symbols), dof, rational_kept, dependent)
+        if sub is not None:
+            zero_row = [Fraction(0)] * len(dependent)
+            by_kept = dict(zip(rational_kept, sub, strict=True))
+            fractions_b = [by_kept.get(k, zero_row) for k in kept]
     exact = True
     if dependent and fractions_b is not None:
         b_exact = np.array([[float(v) for v in row] for row in fractions_b])

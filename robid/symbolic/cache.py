@@ -17,7 +17,7 @@ from pathlib import Path
 
 from robid.model.robot_model import RobotModel
 
-GENERATOR_VERSION = "4"
+GENERATOR_VERSION = "5"
 
 
 def cache_dir() -> Path:

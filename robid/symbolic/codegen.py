@@ -119,7 +119,11 @@ class _NumpyPrinter(PythonCodePrinter):
             return "*".join([b] * int(exp))
         if exp.is_Integer and int(exp) == -1:
             return f"(1.0/{self.parenthesize(base, 100)})"
-        return super()._print_Pow(expr, rational=rational)
+        if exp == sp.Rational(1, 2):
+            return f"np.sqrt({self._print(base)})"
+        if exp == sp.Rational(-1, 2):
+            return f"(1.0/np.sqrt({self._print(base)}))"
+        return f"{self.parenthesize(base, 100)}**({self._print(exp)})"
 
 
 class _ExactPrinter(PythonCodePrinter):
@@ -271,10 +275,35 @@ def _interleaved_body(assigns, outputs, target: str) -> list[str]:
     return lines
 
 
+def _is_rational_expr(e: sp.Expr) -> bool:
+    """True when e is built from +, *, integer powers and rational numbers only."""
+    for node in sp.preorder_traversal(e):
+        if node.is_Pow and not node.exp.is_Integer:
+            return False
+        if node.is_Function or (node.is_Number and not node.is_Rational):
+            return False
+    return True
+
+
+def nonrational_columns(program: OptimisedProgram) -> set[int]:
+    """Regressor columns whose entries need sqrt or non-integer powers (no exact rational evaluation)."""
+    bad = set()
+    for s, e in program.assignments:
+        if not _is_rational_expr(e) or e.free_symbols & bad:
+            bad.add(s)
+    return {
+        k for (i, k), e in regressor_entries(program).items() if not _is_rational_expr(e) or e.free_symbols & bad
+    }
+
+
 def exact_function(program: OptimisedProgram, symbols: list[JointSymbols]) -> str:
-    """Source of ``exact(values) -> {(row, col): Fraction}`` for a dict of Fraction inputs by symbol name."""
+    """Source of ``exact(values) -> {(row, col): Fraction}`` for a dict of Fraction inputs by symbol name.
+
+    Columns that need sqrt or non-integer powers (gas and spring balancers) are left out.
+    """
     lines = ["def exact(x):"]
-    entries = regressor_entries(program)
+    skip = nonrational_columns(program)
+    entries = {key: e for key, e in regressor_entries(program).items() if key[1] not in skip}
     assigns = needed_assignments(program, entries.values())
     used = _free(assigns, entries.values())
     for js in symbols:

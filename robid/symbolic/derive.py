@@ -11,7 +11,7 @@ from robid import progress
 from robid.model.robot_model import RobotModel
 from robid.symbolic import cache
 from robid.symbolic.base_parameters import derive_base
-from robid.symbolic.codegen import exact_function, numpy_function, optimise
+from robid.symbolic.codegen import exact_function, nonrational_columns, numpy_function, optimise
 from robid.symbolic.geometry import JointSymbols
 from robid.symbolic.program import ProgramBuilder
 from robid.symbolic.terms import DerivationContext, derive_columns, derive_torques, parameter_symbols
@@ -59,7 +59,13 @@ def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict
         ex = cache.load_module(ex_path, f"robid_gen_exact_{key}")
         with progress.stage(f"base parameters of {len(cols.names)} standard parameters"):
             base = derive_base(
-                cols.names, model.joint_names, [j.revolute for j in model.joints], std.regressor, ex.exact, symbols
+                cols.names,
+                model.joint_names,
+                [j.revolute for j in model.joints],
+                std.regressor,
+                ex.exact,
+                symbols,
+                inexact_columns=nonrational_columns(prog),
             )
     # base torques: the standard recursion with the base values on the kept columns and zeros elsewhere
     # (Y theta = Yb beta for theta_kept = beta, theta_other = 0)

@@ -91,12 +91,27 @@ def _friction_term(ctx: DerivationContext, prefix: str, attr: str, column) -> Te
     return TermColumns(names, nominal, columns)
 
 
+def compensator_term(ctx: DerivationContext) -> TermColumns:
+    from robid.symbolic.compensator import compensator_columns
+
+    names, nominal, columns = [], [], []
+    for i, joint in enumerate(ctx.model.joints):
+        if joint.compensator is None:
+            continue
+        n, v, cols = compensator_columns(joint, ctx.symbols[i])
+        names += n
+        nominal += v
+        columns += [_unit_rows(ctx.model.dof, i, ctx.program.name(col)) for col in cols]
+    return TermColumns(names, nominal, columns)
+
+
 TERMS = {
     "rigid": rigid_term,
     "rotor": rotor_term,
     "viscous": lambda ctx: _friction_term(ctx, "fv", "viscous", lambda s: s.qd),
     "coulomb": lambda ctx: _friction_term(ctx, "fc", "coulomb", lambda s: s.sign),
     "offset": lambda ctx: _friction_term(ctx, "f0", "offset", lambda s: sp.Integer(1)),
+    "compensator": compensator_term,
 }
 
 

@@ -14,8 +14,9 @@ urscript   servoj targets at 1/DT, linear interpolation (differences)       1/DT
 =========  ==============================================================  ===========
 
 :func:`check_motion` compares the executed positions, velocities, accelerations and (where the trajectory
-file has them) jerks with the hard limits of the trajectory file, and reports the largest deviation from the
-designed motion.
+file has them) jerks with the hard limits of the trajectory file, and requires the executed positions to stay
+within 1 % of the largest joint excursion of the designed motion (a program that smooths the excitation away
+would pass the limits but excite less than designed).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from robid.excitation.programs import rapid as rapid_module
 from robid.excitation.programs.common import DEG, floats, parse_metadata, smoothstep9, timeline_positions
 from robid.excitation.trajectory_file import TrajectoryFile
 
+#: the executed motion may deviate from the design by this fraction of the largest joint excursion bound
+DEVIATION_FRACTION = 0.01
 SUFFIXES = {"csv": (".csv",), "krl": (".src", ".dat"), "rapid": (".mod",), "urscript": (".script",)}
 
 
@@ -76,10 +79,15 @@ class ProgramCheck:
     deviation: float | None  # max |q_executed - q_design|, rad
     start_jump: float  # |first commanded pose - approach target|, rad
     samples: int
+    deviation_tolerance: float = math.inf  # rad
+
+    @property
+    def deviation_ok(self) -> bool:
+        return self.deviation is None or self.deviation <= self.deviation_tolerance
 
     @property
     def ok(self) -> bool:
-        return all(i.ok for i in self.items) and self.start_jump < 1e-6
+        return all(i.ok for i in self.items) and self.start_jump < 1e-6 and self.deviation_ok
 
     def summary(self) -> str:
         bad = [i for i in self.items if not i.ok]
@@ -89,7 +97,9 @@ class ProgramCheck:
         )
         if self.start_jump >= 1e-6:
             head += f"; start pose differs from the approach target by {self.start_jump:.3g} rad"
-        if not bad:
+        if not self.deviation_ok:
+            head += f"; deviation exceeds {self.deviation_tolerance:.3g} rad (1 % of the largest joint excursion)"
+        if not bad and self.deviation_ok:
             return head + ": all limits satisfied"
         txt = ", ".join(f"{b.quantity} {b.joint} {_v(b.value)} > {_v(b.limit)}" for b in bad[:6])
         return head + f": {len(bad)} limit(s) violated: {txt}"
@@ -297,7 +307,9 @@ def check_motion(motion: ExecutedMotion, limits: JointLimitSet, tf: TrajectoryFi
             value = float(np.abs(arr[:, j]).max())
             items.append(ProgramLimit(quantity, names[j], value, lim, value <= lim * (1 + tol)))
     deviation = None
+    tolerance = math.inf
     if tf is not None:
+        tolerance = DEVIATION_FRACTION * max(float(np.max(tf.trajectory.derivative_bound(0))), 1e-2)
         traj = tf.trajectory
         if motion.fmt == "csv":
             design = traj.derivative(motion.design_time, 0)
@@ -308,7 +320,7 @@ def check_motion(motion: ExecutedMotion, limits: JointLimitSet, tf: TrajectoryFi
     if motion.start is not None:
         jump = float(np.max(np.abs(motion.start - motion.q[0])))
     return ProgramCheck(motion.fmt, motion.interpolation, motion.sample_time, tuple(items), deviation, jump,
-                        len(motion.t))
+                        len(motion.t), tolerance)
 
 
 def verify_program(path: str | Path, tf: TrajectoryFile, fmt: str) -> ProgramCheck:

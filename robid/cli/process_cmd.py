@@ -1,0 +1,146 @@
+"""``robid process ROBOT MEAS --out PROCESSED.csv``: the signal stage alone (interfaces.md section 4)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from robid.errors import RobidInputError
+
+HELP = "read, validate, resample, average, filter and differentiate a measurement"
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "process",
+        help=HELP,
+        description=(
+            "The signal stage alone: writes the columns t, q1.., qd1.., qdd1.., tau1.. as identification uses "
+            "them (see docs/signals.md). MEAS is a canonical CSV, or any file or folder that --mapping describes."
+        ),
+    )
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
+    p.add_argument("measurement", metavar="MEAS", help="measurement file (or folder, with --mapping)")
+    p.add_argument("--out", required=True, metavar="PROCESSED.csv", help="processed signals (CSV)")
+    p.add_argument("--mapping", metavar="MAP.yaml", help="layout of a measurement that is not canonical")
+    p.add_argument("--summary", metavar="SUMMARY.json", help="also write what was done, noise and drops (JSON)")
+    g = p.add_argument_group("processing")
+    g.add_argument("--mode", choices=("auto", "periodic", "rest-to-rest", "nonperiodic"), default="auto")
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--period", type=float, metavar="T", help="excitation period in s (default: detected)")
+    src.add_argument("--trajectory", metavar="TRAJ.json", help="take period and harmonics from a trajectory")
+    g.add_argument("--periods", type=int, metavar="K", help="number of periods to use (default: all)")
+    band = g.add_mutually_exclusive_group()
+    band.add_argument("--harmonics", metavar="LIST", help="harmonics to keep, e.g. 1-10 or 1,2,3,5")
+    band.add_argument("--cutoff", type=float, metavar="HZ", help="band (periodic) or low-pass cut-off (Hz)")
+    g.add_argument("--snr", type=float, default=20.0, help="automatic harmonic choice: power/noise (default 20)")
+    g.add_argument("--rate", type=float, metavar="HZ", help="resample to this rate (default: median step)")
+    g.add_argument("--start", type=float, metavar="S", help="use the record from this time (s)")
+    g.add_argument("--end", type=float, metavar="S", help="use the record up to this time (s)")
+    g.add_argument("--derivatives", type=int, choices=(2, 3, 4), default=2, help="highest derivative written")
+    g.add_argument("--filter-order", type=int, default=4, help="Butterworth order, non-periodic (default 4)")
+    g.add_argument("--decimate", type=int, default=1, metavar="R", help="keep every R-th sample (non-periodic)")
+    g.add_argument("--keep-all-periods", action="store_true", help="do not leave out transient periods")
+    s = p.add_argument_group("data selection")
+    s.add_argument("--min-speed", type=float, metavar="V", help="mark rows with |qd| < V unused (per joint)")
+    s.add_argument("--drop-standstill", action="store_true", help="mark standstill segments unused")
+    s.add_argument("--standstill-speed", type=float, default=0.01, metavar="V", help="default 0.01 rad/s")
+    v = p.add_argument_group("validation")
+    v.add_argument("--drop-bad-rows", action="store_true", help="drop isolated bad rows and record them")
+    v.add_argument("--max-drop", type=float, default=5.0, metavar="PERCENT", help="at most this many %% dropped")
+    v.add_argument("--max-gap", type=float, default=10.0, metavar="F", help="largest time step, in median steps")
+    v.add_argument("--allow-constant", metavar="LIST", help="channels that may be constant, e.g. q4,q5 or qd")
+    v.add_argument("--allow-saturated", metavar="LIST", help="torque/current channels that may sit at a limit")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.set_defaults(func=run)
+
+
+def parse_harmonics(text: str) -> tuple[int, ...]:
+    out: set[int] = set()
+    for item in text.split(","):
+        item = item.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
+        if not m:
+            raise RobidInputError(f"--harmonics: cannot read {item!r} (expected e.g. 1-10 or 1,2,3)")
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if lo < 1 or hi < lo:
+            raise RobidInputError(f"--harmonics: {item!r} is not a range of positive integers")
+        out.update(range(lo, hi + 1))
+    return tuple(sorted(out))
+
+
+def run(args: argparse.Namespace) -> int:
+    from robid.model.loader import read_robot
+    from robid.signals import (
+        ProcessingOptions,
+        ValidationPolicy,
+        parse_channel_list,
+        process,
+        read_measurement,
+        read_trajectory_timing,
+        write_processed_csv,
+        write_summary_json,
+    )
+
+    meas = Path(args.measurement)
+    out = Path(args.out)
+    if out.exists() and meas.exists() and out.resolve() == meas.resolve():
+        raise RobidInputError(f"{out}: --out would overwrite the measurement; choose another file")
+    if args.summary and Path(args.summary).resolve() == out.resolve():
+        raise RobidInputError(f"{args.summary}: --summary and --out name the same file")
+    if not 0 <= args.max_drop <= 100:
+        raise RobidInputError(f"--max-drop: a percentage 0..100, got {args.max_drop:g}")
+    if not args.max_gap > 1:
+        raise RobidInputError(f"--max-gap: more than 1 median step, got {args.max_gap:g}")
+    robot = read_robot(args.robot)
+    policy = ValidationPolicy(
+        drop_bad_rows=args.drop_bad_rows,
+        max_drop_fraction=args.max_drop / 100.0,
+        max_gap_factor=args.max_gap,
+        allow_constant=parse_channel_list(args.allow_constant, "--allow-constant"),
+        allow_saturated=parse_channel_list(args.allow_saturated, "--allow-saturated"),
+    )
+    measurement = read_measurement(meas, robot, mapping=args.mapping, policy=policy)
+    period, source, excited = args.period, "user", None
+    if args.trajectory:
+        period, excited = read_trajectory_timing(args.trajectory)
+        source = "trajectory"
+    options = ProcessingOptions(
+        mode=args.mode,
+        period=period,
+        period_source=source,
+        n_periods=args.periods,
+        harmonics=parse_harmonics(args.harmonics) if args.harmonics else None,
+        excited_harmonics=excited,
+        cutoff_hz=args.cutoff,
+        rate=args.rate,
+        start=args.start,
+        end=args.end,
+        derivatives=args.derivatives,
+        snr_threshold=args.snr,
+        filter_order=args.filter_order,
+        decimate=args.decimate,
+        reject_periods=not args.keep_all_periods,
+        min_speed=args.min_speed,
+        drop_standstill=args.drop_standstill,
+        standstill_speed=args.standstill_speed,
+    )
+    processed = process(measurement, options)
+    write_processed_csv(out, processed)
+    if args.summary:
+        write_summary_json(args.summary, processed)
+    if not args.quiet:
+        lines = [f"{out}: {processed.n_samples} samples, {processed.mode}"]
+        if processed.period is not None:
+            lines[0] += f", T = {processed.period:.6g} s ({processed.period_source}), {processed.n_periods} period(s)"
+        if processed.cutoff_hz is not None:
+            lines[0] += f", cut-off {processed.cutoff_hz:.4g} Hz"
+        lines.append("tau noise std per joint: " + ", ".join(f"{x:.3g}" for x in processed.noise.tau_std))
+        if processed.dropped.count:
+            lines.append(processed.dropped.summary())
+        for note in measurement.notes:
+            lines.append("note: " + note)
+        sys.stdout.write("\n".join(lines) + "\n")
+    return 0
