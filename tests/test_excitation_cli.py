@@ -99,4 +99,6 @@ def test_export_errors(tmp_path, capsys):
     bad.write_text("{not json")
     assert main(["export", str(bad), "--format", "csv", "--out", str(tmp_path / "x.csv")]) == 2
     assert "malformed JSON" in capsys.readouterr().err
-    assert main(["export", str(bad), "--format", "pdf", "--out", "x"]) == 2
+    with pytest.raises(SystemExit) as exc:  # argparse usage error
+        main(["export", str(bad), "--format", "pdf", "--out", "x"])
+    assert exc.value.code == 2

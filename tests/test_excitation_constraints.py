@@ -72,8 +72,9 @@ def test_vectorised_kinematics_match_the_model():
 def test_cartesian_floor_is_checked_in_continuous_time():
     model = planar_2r_model()  # arm in the x-y plane, gravity along -y: the "floor" is y >= d
     rng = np.random.default_rng(2)
-    traj = FourierTrajectory(8.0, [math.pi / 2, 0.0], rng.standard_normal((2, 4)) * 0.3,
-                             rng.standard_normal((2, 4)) * 0.3)
+    traj = FourierTrajectory(
+        8.0, [math.pi / 2, 0.0], rng.standard_normal((2, 4)) * 0.3, rng.standard_normal((2, 4)) * 0.3
+    )
     limits = JointLimitSet.create(2, [(-4, 4)] * 2, [10] * 2, [50] * 2)
     tip = lambda floor: CartesianLimit.from_box_and_planes(  # noqa: E731
         "tip", 1, [0, 0, 0], planes=[(np.array([0.0, 1.0, 0.0]), floor)]
@@ -103,10 +104,10 @@ def test_torque_limits_use_the_nominal_model():
 def test_grid_constraint_rows_bound_the_continuous_motion_and_have_exact_jacobians():
     model = planar_2r_model()
     robot = Planar2R()
-    limits = JointLimitSet.create(2, [(-2.0, 2.5), (-2.0, 2.0)], [1.5, 1.6], [3.0, 3.5], jerk=[20, 20],
-                                  torque=[40.0, 20.0])
-    floor = CartesianLimit.from_box_and_planes("tip", 1, [0, 0, 0], box_min=[-2, -0.95, -1],
-                                               box_max=[2, 2, 1])
+    limits = JointLimitSet.create(
+        2, [(-2.0, 2.5), (-2.0, 2.0)], [1.5, 1.6], [3.0, 3.5], jerk=[20, 20], torque=[40.0, 20.0]
+    )
+    floor = CartesianLimit.from_box_and_planes("tip", 1, [0, 0, 0], box_min=[-2, -0.95, -1], box_max=[2, 2, 1])
     gc = GridConstraints(limits, 5.0, 4, 60, [0.4, -0.2], [floor], model, robot.inverse_dynamics)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 8)) * 0.2
@@ -116,9 +117,9 @@ def test_grid_constraint_rows_bound_the_continuous_motion_and_have_exact_jacobia
     for i in range(x.size):
         dx = np.zeros(x.size)
         dx[i] = h
-        num[:, i] = (gc.evaluate((x.ravel() + dx).reshape(2, 8))[0] - gc.evaluate((x.ravel() - dx).reshape(2, 8))[0]) / (
-            2 * h
-        )
+        num[:, i] = (
+            gc.evaluate((x.ravel() + dx).reshape(2, 8))[0] - gc.evaluate((x.ravel() - dx).reshape(2, 8))[0]
+        ) / (2 * h)
     # torque rows use forward-difference channel derivatives: looser tolerance there
     np.testing.assert_allclose(jac, num, atol=2e-4)
     # rows >= 0 imply the continuous-time check passes (with the same limits)

@@ -16,8 +16,17 @@ REG = Planar2R().base_parameters().regressor
 
 
 def _problem(**kw):
-    base = dict(period=6.0, harmonics=5, center=[0.2, 0.4], limits=LIMITS, grid_points=120, starts=2, seed=3,
-                max_iterations=60, joint_names=("J1", "J2"))
+    base = dict(
+        period=6.0,
+        harmonics=5,
+        center=[0.2, 0.4],
+        limits=LIMITS,
+        grid_points=120,
+        starts=2,
+        seed=3,
+        max_iterations=60,
+        joint_names=("J1", "J2"),
+    )
     base.update(kw)
     return DesignProblem(**base)
 
@@ -33,8 +42,10 @@ def test_standin_regressor_matches_lagrangian_energy_balance():
     zz1r, mx1r, my1, zz2, mx2, my2 = p[:6]
     l1, g = 0.5, 9.81
     w = qd[:, 0] + qd[:, 1]
-    kin = 0.5 * zz1r * qd[:, 0] ** 2 + 0.5 * zz2 * w**2 + l1 * qd[:, 0] * w * (
-        mx2 * np.cos(q[:, 1]) - my2 * np.sin(q[:, 1])
+    kin = (
+        0.5 * zz1r * qd[:, 0] ** 2
+        + 0.5 * zz2 * w**2
+        + l1 * qd[:, 0] * w * (mx2 * np.cos(q[:, 1]) - my2 * np.sin(q[:, 1]))
     )
     q12 = q[:, 0] + q[:, 1]
     pot = g * (mx1r * np.sin(q[:, 0]) + my1 * np.cos(q[:, 0]) + mx2 * np.sin(q12) + my2 * np.cos(q12))
@@ -126,8 +137,15 @@ def test_cartesian_and_torque_limits_in_the_design():
     robot = Planar2R()
     floor = CartesianLimit.from_box_and_planes("tip", 1, [0, 0, 0], planes=[(np.array([0.0, 1.0, 0.0]), 0.25)])
     limits = JointLimitSet.create(2, [(-2.5, 2.5), (-2.0, 2.0)], [1.5, 2.0], [3.0, 4.0], torque=[60.0, 12.0])
-    problem = _problem(center=[1.2, 0.3], limits=limits, cartesian=(floor,), model=model,
-                       torque_fn=robot.inverse_dynamics, starts=1, max_iterations=30)
+    problem = _problem(
+        center=[1.2, 0.3],
+        limits=limits,
+        cartesian=(floor,),
+        model=model,
+        torque_fn=robot.inverse_dynamics,
+        starts=1,
+        max_iterations=30,
+    )
     result = design_excitation(problem, REG)
     assert result.check.ok
     t = np.linspace(0, problem.period, 20001)

@@ -13,7 +13,10 @@ from robid.excitation.trajectory_file import TrajectoryFile, load_trajectory, sa
 def _random(rest_order, harmonics=6, dof=3, seed=0, period=7.3):
     rng = np.random.default_rng(seed)
     traj = FourierTrajectory(
-        period, rng.uniform(-1, 1, dof), rng.standard_normal((dof, harmonics)), rng.standard_normal((dof, harmonics)),
+        period,
+        rng.uniform(-1, 1, dof),
+        rng.standard_normal((dof, harmonics)),
+        rng.standard_normal((dof, harmonics)),
         rest_order,
     )
     return traj.project_rest()
@@ -44,7 +47,9 @@ def test_analytic_derivatives_match_numerical_differentiation(rest_order):
     for k in range(4):
         # fourth-order central difference of the (k)-th derivative against the analytic (k+1)-th
         num = (
-            -traj.derivative(t + 2 * h, k) + 8 * traj.derivative(t + h, k) - 8 * traj.derivative(t - h, k)
+            -traj.derivative(t + 2 * h, k)
+            + 8 * traj.derivative(t + h, k)
+            - 8 * traj.derivative(t - h, k)
             + traj.derivative(t - 2 * h, k)
         ) / (12 * h)
         ana = traj.derivative(t, k + 1)

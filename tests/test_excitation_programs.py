@@ -27,14 +27,18 @@ def _trajectory(rest_order, usage=0.8, seed=0, period=8.0, harmonics=5):
     """A 6-axis trajectory scaled so that its tightest limit is used to ``usage``."""
     rng = np.random.default_rng(seed)
     ls = np.arange(1, harmonics + 1)
-    traj = FourierTrajectory(period, CENTER, rng.standard_normal((6, harmonics)) / ls,
-                             rng.standard_normal((6, harmonics)) / ls, rest_order).project_rest()
+    traj = FourierTrajectory(
+        period, CENTER, rng.standard_normal((6, harmonics)) / ls, rng.standard_normal((6, harmonics)) / ls, rest_order
+    ).project_rest()
     t = np.linspace(0, period, 8001)
     q, qd, qdd = traj.evaluate(t, 2)
     dq = q - CENTER
     room = np.minimum(LIMITS.position[:, 1] - CENTER, CENTER - LIMITS.position[:, 0])
-    ratio = max(np.max(np.abs(dq).max(0) / room), np.max(np.abs(qd).max(0) / LIMITS.velocity),
-                np.max(np.abs(qdd).max(0) / LIMITS.acceleration))
+    ratio = max(
+        np.max(np.abs(dq).max(0) / room),
+        np.max(np.abs(qd).max(0) / LIMITS.velocity),
+        np.max(np.abs(qdd).max(0) / LIMITS.acceleration),
+    )
     x = traj.coefficients() * usage / ratio
     return traj.with_coefficients(x)
 
@@ -95,8 +99,11 @@ def test_smoothstep_is_c4():
 
 def test_signs_offsets_and_units_round_trip(rest_file, tmp_path):
     signs = (1, -1, 1, -1, 1, 1)
-    for fmt, offsets in (("krl", (0, 90, 0, 0, 10, 0)), ("rapid", (5, 0, 0, 0, 0, -20)),
-                         ("urscript", (0, 0, 0.5, 0, 0, 0))):
+    for fmt, offsets in (
+        ("krl", (0, 90, 0, 0, 10, 0)),
+        ("rapid", (5, 0, 0, 0, 0, -20)),
+        ("urscript", (0, 0, 0.5, 0, 0, 0)),
+    ):
         out = tmp_path / f"s{SUFFIX[fmt]}"
         export_program(rest_file, fmt, out, ProgramOptions(signs=signs, offsets=offsets))
         check = verify_program(out, rest_file, fmt)

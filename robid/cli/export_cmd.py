@@ -18,13 +18,23 @@ def register(subparsers) -> None:
     p.add_argument("trajectory", metavar="TRAJ.json")
     p.add_argument("--format", required=True, choices=FORMATS)
     p.add_argument("--out", required=True, metavar="FILE", help="output file (KRL: FILE.src and FILE.dat)")
-    p.add_argument("--rate", type=float, default=None, metavar="HZ",
-                   help="point / servo rate (default: csv 250, urscript 500, krl and rapid the sparsest that passes)")
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=None,
+        metavar="HZ",
+        help="point / servo rate (default: csv 250, urscript 500, krl and rapid the sparsest that passes)",
+    )
     p.add_argument("--periods", type=int, default=1, metavar="N", help="excited periods (default 1)")
-    p.add_argument("--joint-signs", default=None, metavar="S1,S2,...",
-                   help="controller = sign * robid + offset, per joint (+1/-1)")
-    p.add_argument("--joint-offsets", default=None, metavar="O1,O2,...",
-                   help="per-joint offsets in controller units (deg for krl/rapid, rad for urscript)")
+    p.add_argument(
+        "--joint-signs", default=None, metavar="S1,S2,...", help="controller = sign * robid + offset, per joint (+1/-1)"
+    )
+    p.add_argument(
+        "--joint-offsets",
+        default=None,
+        metavar="O1,O2,...",
+        help="per-joint offsets in controller units (deg for krl/rapid, rad for urscript)",
+    )
     p.set_defaults(func=run)
 
 

@@ -56,13 +56,18 @@ class JointLimitSet:
         def sym(v):
             if v is None:
                 return np.full(dof, np.inf)
-            arr = np.asarray([np.inf if x is None else float(x) for x in np.broadcast_to(np.asarray(v, dtype=object), (dof,))])
-            return arr
+            values = list(v) if isinstance(v, list | tuple | np.ndarray) else [v] * dof
+            return np.array([np.inf if x is None else float(x) for x in values], dtype=float)
 
         pos = np.tile([-np.inf, np.inf], (dof, 1))
         if position is not None:
-            pos = np.array([[(-np.inf if lo is None else float(lo)), (np.inf if hi is None else float(hi))]
-                            for lo, hi in position], dtype=float).reshape(dof, 2)
+            pos = np.array(
+                [
+                    [(-np.inf if lo is None else float(lo)), (np.inf if hi is None else float(hi))]
+                    for lo, hi in position
+                ],
+                dtype=float,
+            ).reshape(dof, 2)
         return JointLimitSet(pos, sym(velocity), sym(acceleration), sym(jerk), sym(torque))
 
     @property
@@ -217,7 +222,9 @@ def _joint_items(traj, limits, t, h) -> list[LimitCheck]:
                     continue
                 value = float(np.abs(x[:, j]).max())
                 items.append(
-                    LimitCheck(quantity, names[j], lim, value, value + delta[j], lim - value - delta[j], lim - value, True)
+                    LimitCheck(
+                        quantity, names[j], lim, value, value + delta[j], lim - value - delta[j], lim - value, True
+                    )
                 )
     return items
 
@@ -238,8 +245,16 @@ def _cartesian_items(traj, cartesian, model, limits, t, h) -> list[LimitCheck]:
             i = int(np.argmin(dist))
             sampled = float(dist[i])
             items.append(
-                LimitCheck(f"cartesian:{_face(n)}", lim.name, float(d), sampled + float(d), sampled + float(d) - delta,
-                           sampled - delta, sampled, True)
+                LimitCheck(
+                    f"cartesian:{_face(n)}",
+                    lim.name,
+                    float(d),
+                    sampled + float(d),
+                    sampled + float(d) - delta,
+                    sampled - delta,
+                    sampled,
+                    True,
+                )
             )
     return items
 
@@ -367,7 +382,7 @@ class GridConstraints:
                     scale = 1.0 / max(abs(L), 1e-9)
                     rows_g.append((L - sign * vals - delta) * scale)
                     jac = np.zeros((G, self.dof * nx))
-                    jac[:, j * nx:(j + 1) * nx] = (-sign * self.basis[k] - ddelta[None, :]) * scale
+                    jac[:, j * nx : (j + 1) * nx] = (-sign * self.basis[k] - ddelta[None, :]) * scale
                     rows_j.append(jac)
         if self.cartesian:
             g, jac = self._cartesian(x_all)
@@ -395,7 +410,7 @@ class GridConstraints:
                 nj = np.einsum("i,nij->nj", n, jac_q)  # (G, dof)
                 jac = np.zeros((q.shape[0], self.dof * nx))
                 for j in range(self.dof):
-                    jac[:, j * nx:(j + 1) * nx] = nj[:, j:j + 1] * self.basis[0] - self.h / 2.0 * arms[j] * dm1[j]
+                    jac[:, j * nx : (j + 1) * nx] = nj[:, j : j + 1] * self.basis[0] - self.h / 2.0 * arms[j] * dm1[j]
                 js.append(jac * scale)
         return np.concatenate(gs), np.vstack(js)
 

@@ -160,7 +160,7 @@ class _Evaluator:
         if self._cache_g is None or self._cache_g[0] != key:
             g, jx = self.constraints.evaluate(self.coefficients(z))
             h2 = 2 * self.p.harmonics
-            jz = np.hstack([jx[:, j * h2:(j + 1) * h2] @ self.null for j in range(self.p.dof)])
+            jz = np.hstack([jx[:, j * h2 : (j + 1) * h2] @ self.null for j in range(self.p.dof)])
             self._cache_g = (key, g, jz)
         return self._cache_g
 
@@ -206,6 +206,7 @@ def design_excitation(problem: DesignProblem, base_regressor: BaseRegressor) -> 
     rng = np.random.default_rng(problem.seed)
     records: list[StartRecord] = []
     best: tuple[float, np.ndarray, int] | None = None
+    best_value = [math.inf]  # for the progress line (the callback must not close over ``best``)
     last_print = [0.0]
 
     for s in range(problem.starts):
@@ -218,7 +219,7 @@ def design_excitation(problem: DesignProblem, base_regressor: BaseRegressor) -> 
             now = time.perf_counter()
             if now - last_print[0] > 1.0:
                 last_print[0] = now
-                best_txt = "" if best is None else f", best {_display(best[0], problem.criterion):.4g}"
+                best_txt = "" if s == 0 else f", best {_display(best_value[0], problem.criterion):.4g}"
                 progress.report(
                     f"design: start {s + 1}/{problem.starts}, iteration {iteration[0]}, "
                     f"{problem.criterion} {_display(ev.objective(zk), problem.criterion):.4g}{best_txt}"
@@ -244,8 +245,16 @@ def design_excitation(problem: DesignProblem, base_regressor: BaseRegressor) -> 
                 z = shrink * z
                 f = ev.objective(z)
         records.append(
-            StartRecord(s, f, int(res.nit), ev.evaluations - n_eval0, bool(res.success), str(res.message), shrink,
-                        time.perf_counter() - t0)
+            StartRecord(
+                s,
+                f,
+                int(res.nit),
+                ev.evaluations - n_eval0,
+                bool(res.success),
+                str(res.message),
+                shrink,
+                time.perf_counter() - t0,
+            )
         )
         progress.report(
             f"design: start {s + 1}/{problem.starts} done: {problem.criterion} {_display(f, problem.criterion):.4g} "
@@ -253,6 +262,7 @@ def design_excitation(problem: DesignProblem, base_regressor: BaseRegressor) -> 
         )
         if best is None or f < best[0]:
             best = (f, z.copy(), s)
+            best_value[0] = f
 
     assert best is not None
     x = ev.coefficients(best[1])
@@ -270,4 +280,3 @@ def _display(objective: float, criterion: str) -> float:
     if criterion == "cond":
         return math.exp(objective) if objective < 700 else math.inf
     return -objective
-

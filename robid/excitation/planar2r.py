@@ -68,7 +68,9 @@ def base_regressor(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, l1: float = 0
 
 
 #: plausible nominal base values (m1 = 4 kg, m2 = 3 kg, l1 = 0.5 m, COMs at mid-link)
-NOMINAL = np.array([0.25 + 0.75 + 3.0 * 0.25, 4.0 * 0.25 + 3.0 * 0.5, 0.0, 0.16 + 3.0 * 0.04, 0.6, 0.0, 0.8, 0.5, 0.5, 0.3])
+NOMINAL = np.array(
+    [0.25 + 0.75 + 3.0 * 0.25, 4.0 * 0.25 + 3.0 * 0.5, 0.0, 0.16 + 3.0 * 0.04, 0.6, 0.0, 0.8, 0.5, 0.5, 0.3]
+)
 
 
 @dataclass(frozen=True)

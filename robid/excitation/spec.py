@@ -23,8 +23,20 @@ from robid.model.robot_model import RobotModel
 from robid.model.units import parse_quantity
 
 _KEYS = {
-    "harmonics", "period", "center", "rest_to_rest", "rest_order", "criterion", "limits", "seed", "margin",
-    "starts", "grid_points", "max_iterations", "cartesian", "description",
+    "harmonics",
+    "period",
+    "center",
+    "rest_to_rest",
+    "rest_order",
+    "criterion",
+    "limits",
+    "seed",
+    "margin",
+    "starts",
+    "grid_points",
+    "max_iterations",
+    "cartesian",
+    "description",
 }
 _LIMIT_KEYS = {"position", "velocity", "acceleration", "jerk", "torque"}
 _CART_KEYS = {"name", "body", "point", "box", "floor", "planes"}
@@ -116,8 +128,21 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
     for i, c in enumerate(cart):
         _check_cartesian(c, f"{where}: cartesian[{i}]")
     return DesignSpec(
-        harmonics, period, center, rest, rest_order, criterion, limits, seed, float(margin), starts, grid, max_it,
-        cart, where, dict(data),
+        harmonics,
+        period,
+        center,
+        rest,
+        rest_order,
+        criterion,
+        limits,
+        seed,
+        float(margin),
+        starts,
+        grid,
+        max_it,
+        cart,
+        where,
+        dict(data),
     )
 
 

@@ -122,12 +122,13 @@ class Compensator:
 
     Force along the line between the points, F > 0 pushing them apart; tau_comp = -F(l) dl/dq
     (interfaces.md section 1.2). Spring: F = stiffness*(free_length - l). Gas cylinder:
-    F = -p0*area*(v0/(v0 - area*(l - l0)))**n.
+    F = -p0*area*(v0/(v0 - area*(l - l0)))**n. Fourier (balancer of unknown construction):
+    tau_comp = sum_k b_k sin(k (q - symmetry_angle)), k = 1..order (docs/model.md), nominal b_k = coefficients.
     """
 
     type: str
-    base_point: tuple[float, float, float]
-    link_point: tuple[float, float, float]
+    base_point: tuple[float, float, float] | None = None
+    link_point: tuple[float, float, float] | None = None
     stiffness: float | None = None
     free_length: float | None = None
     area: float | None = None
@@ -135,6 +136,9 @@ class Compensator:
     l0: float | None = None
     v0: float | None = None
     n: float | None = None
+    order: int | None = None
+    symmetry_angle: float = 0.0
+    coefficients: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,12 @@ def nominal_values(model: RobotModel, terms: tuple[str, ...]) -> np.ndarray:
                 c = j.compensator
                 if c is None:
                     continue
-                values += [c.stiffness, c.stiffness * c.free_length] if c.type == "spring" else [c.p0]
+                if c.type == "spring":
+                    values += [c.stiffness, c.stiffness * c.free_length]
+                elif c.type == "gas":
+                    values += [c.p0]
+                else:
+                    values += list(c.coefficients)
         else:
             values += [float(getattr(j.friction, _FRICTION_ATTR[t])) for j in model.joints]
     return np.array(values, dtype=float)

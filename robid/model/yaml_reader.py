@@ -259,14 +259,17 @@ def _controller(cd: Any, where: str) -> Controller:
 
 _SPRING_KEYS = {"stiffness", "free_length"}
 _GAS_KEYS = {"area", "p0", "l0", "v0", "n"}
+_FOURIER_KEYS = {"order", "symmetry_angle", "coefficients"}
 
 
 def _compensator(cd: Any, where: str) -> Compensator:
     if not isinstance(cd, dict):
         raise RobidInputError(f"{where}: expected a mapping")
     ctype = cd.get("type")
-    if ctype not in ("spring", "gas"):
-        raise RobidInputError(f"{where}.type: unknown compensator type {ctype!r} (expected spring or gas)")
+    if ctype not in ("spring", "gas", "fourier"):
+        raise RobidInputError(f"{where}.type: unknown compensator type {ctype!r} (expected spring, gas or fourier)")
+    if ctype == "fourier":
+        return _fourier_compensator(cd, where)
     required = _SPRING_KEYS if ctype == "spring" else _GAS_KEYS
     _check_keys(cd, {"type", "base_point", "link_point"} | required, where)
     for key in sorted(required | {"base_point", "link_point"}):
@@ -284,6 +287,19 @@ def _compensator(cd: Any, where: str) -> Compensator:
         link_point=tuple(_vector(cd["link_point"], f"{where}.link_point")),
         **values,
     )
+
+
+def _fourier_compensator(cd: dict, where: str) -> Compensator:
+    _check_keys(cd, {"type"} | _FOURIER_KEYS, where)
+    order = cd.get("order")
+    if not isinstance(order, int) or isinstance(order, bool) or not 1 <= order <= 12:
+        raise RobidInputError(f"{where}.order: expected an integer from 1 to 12, got {order!r}")
+    angle = parse_quantity(cd.get("symmetry_angle", 0.0), f"{where}.symmetry_angle")
+    coeffs = cd.get("coefficients", [0.0] * order)
+    if not isinstance(coeffs, list) or len(coeffs) != order:
+        raise RobidInputError(f"{where}.coefficients: expected a list of {order} numbers (N m)")
+    values = tuple(parse_quantity(c, f"{where}.coefficients[{k}]") for k, c in enumerate(coeffs))
+    return Compensator(type="fourier", order=order, symmetry_angle=angle, coefficients=values)
 
 
 def _vector(value: Any, where: str) -> list[float]:

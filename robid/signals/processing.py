@@ -285,6 +285,7 @@ def _periodic(
     else:
         power = np.abs(np.fft.rfft(np.concatenate([mean_q, mean_tau], axis=1), axis=0) / mm) ** 2
         floor = noise.pooled_noise_floor(np.concatenate([harm_q, harm_tau], axis=1), kk)
+        floor = np.maximum(floor, 1e-24 * power.max(axis=0))  # below double precision: not a signal
         harmonics = periodic.select_harmonics_snr(power, np.maximum(floor, 1e-300), o.snr_threshold)
         how = (
             f"where the averaged positions or torques stand {o.snr_threshold:g} times above the period-scatter "

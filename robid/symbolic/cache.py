@@ -17,7 +17,7 @@ from pathlib import Path
 
 from robid.model.robot_model import RobotModel
 
-GENERATOR_VERSION = "5"
+GENERATOR_VERSION = "6"
 
 
 def cache_dir() -> Path:

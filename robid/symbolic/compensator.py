@@ -10,6 +10,11 @@ l^2 = |P(q) - base_point|^2 (polynomial in sin/cos of q), l dl/dq = (1/2) d(l^2)
 - gas cylinder, F = -p0 A (v0 / (v0 - A (l - l0)))^n:  tau = p0 * A (v0/(v0 - A (l - l0)))^n dl/dq, linear in
   p0 with the geometry and exponent known, parameter ``comp_p0_J``.
 
+- Fourier basis for a balancer of unknown construction: tau = sum_k b_k sin(k (q - q_s)), parameters
+  ``comp_b<k>_J``. A two-point balancer's torque is odd about the angle q_s at which the link point crosses the
+  line through the base point and the joint axis, so only these sines belong in the basis (Assadi notes,
+  section 2.5: with q_s = 90 deg the terms are -cos q, -sin 2q, cos 3q, ...; a cos 2q term is wrong).
+
 For a revolute joint d/dq = c d/ds - s d/dc on polynomials in s = sin(q + offset), c = cos(q + offset).
 """
 
@@ -41,6 +46,8 @@ def d_dq(expr: sp.Expr, sym: JointSymbols) -> sp.Expr:
 def compensator_columns(joint: Joint, sym: JointSymbols) -> tuple[list[str], list[float], list[sp.Expr]]:
     """(parameter names, nominal values, torque column in the joint's own row) of one balancer."""
     c = joint.compensator
+    if c.type == "fourier":
+        return fourier_columns(joint, sym)
     l2 = balancer_length_squared(joint, sym)
     half_dl2 = d_dq(l2, sym) / 2  # l dl/dq
     length = sp.sqrt(l2)
@@ -53,3 +60,40 @@ def compensator_columns(joint: Joint, sym: JointSymbols) -> tuple[list[str], lis
     area, v0, l0, n = exact(c.area), exact(c.v0), exact(c.l0), exact(c.n)
     ratio = v0 / (v0 - area * (length - l0))
     return [f"comp_p0_{joint.name}"], [c.p0], [area * ratio**n * half_dl2 / length]
+
+
+def fourier_columns(joint: Joint, sym: JointSymbols) -> tuple[list[str], list[float], list[sp.Expr]]:
+    """sin(k (q - q_s)) = sin(k theta - phi_k), theta = q + offset, phi_k = k (offset + q_s), as polynomials
+    in s = sin(theta), c = cos(theta) (multiple-angle expansion), so the exact base analysis still applies."""
+    if not sym.revolute:
+        from robid.errors import RobidInputError
+
+        raise RobidInputError(f"joint {joint.name}: a fourier compensator needs a revolute joint")
+    c = joint.compensator
+    x = sp.Symbol("x", real=True)
+    names, cols = [], []
+    for k in range(1, c.order + 1):
+        phi = k * (joint.geometry.angle_offset + c.symmetry_angle)
+        sin_k = sp.expand(sp.expand_trig(sp.sin(k * x))).subs({sp.sin(x): sym.s, sp.cos(x): sym.c})
+        cos_k = sp.expand(sp.expand_trig(sp.cos(k * x))).subs({sp.sin(x): sym.s, sp.cos(x): sym.c})
+        cols.append(sp.expand(sin_k * exact(_cos(phi)) - cos_k * exact(_sin(phi))))
+        names.append(f"comp_b{k}_{joint.name}")
+    return names, list(c.coefficients), cols
+
+
+def _cos(angle: float) -> float:
+    import math
+
+    quarter = angle / (math.pi / 2)
+    if abs(quarter - round(quarter)) < 1e-12:
+        return [1.0, 0.0, -1.0, 0.0][int(round(quarter)) % 4]
+    return math.cos(angle)
+
+
+def _sin(angle: float) -> float:
+    import math
+
+    quarter = angle / (math.pi / 2)
+    if abs(quarter - round(quarter)) < 1e-12:
+        return [0.0, 1.0, 0.0, -1.0][int(round(quarter)) % 4]
+    return math.sin(angle)

@@ -92,9 +92,7 @@ class ProgramCheck:
     def summary(self) -> str:
         bad = [i for i in self.items if not i.ok]
         dev = "" if self.deviation is None else f", max deviation from the design {self.deviation:.3g} rad"
-        head = (
-            f"{self.fmt}: {self.samples} samples every {self.sample_time * 1000:.3g} ms ({self.interpolation}){dev}"
-        )
+        head = f"{self.fmt}: {self.samples} samples every {self.sample_time * 1000:.3g} ms ({self.interpolation}){dev}"
         if self.start_jump >= 1e-6:
             head += f"; start pose differs from the approach target by {self.start_jump:.3g} rad"
         if not self.deviation_ok:
@@ -126,8 +124,7 @@ def parse_csv(texts: dict[str, str]) -> ExecutedMotion:
     qdd = data[:, [col[f"qdd{j + 1}"] for j in range(dof)]]
     dt = float(np.median(np.diff(t))) if len(t) > 1 else 1.0
     jerk = np.diff(qdd, axis=0) / dt if len(t) > 1 else None
-    return ExecutedMotion("csv", "samples as written (streamed at the file rate)", dt, t, q, qd, qdd, jerk, t,
-                          0, 0)
+    return ExecutedMotion("csv", "samples as written (streamed at the file rate)", dt, t, q, qd, qdd, jerk, t, 0, 0)
 
 
 def _convention(meta: dict[str, str], dof: int, unit: float):
@@ -174,8 +171,18 @@ def parse_krl(texts: dict[str, str]) -> ExecutedMotion:
     t, (q, qd, qdd, jerk) = _blocks(tb, arrays, blocks)
     start = conv(axes(start_match.group(1))) if start_match else None
     return ExecutedMotion(
-        "krl", "clamped cubic spline through the SPTP points (PTP_SPLINE with TIME_BLOCK)", ipo, t, q, qd, qdd,
-        jerk, t, int(meta.get("periods", blocks)), int(meta.get("lead", 0)), start,
+        "krl",
+        "clamped cubic spline through the SPTP points (PTP_SPLINE with TIME_BLOCK)",
+        ipo,
+        t,
+        q,
+        qd,
+        qdd,
+        jerk,
+        t,
+        int(meta.get("periods", blocks)),
+        int(meta.get("lead", 0)),
+        start,
         {"points": len(order), "blocks": blocks, "segment_time": knots[1] - knots[0]},
     )
 
@@ -212,12 +219,24 @@ def parse_rapid(texts: dict[str, str]) -> ExecutedMotion:
     jerk = np.maximum(np.abs(jerk_seg[s]), np.abs(jerk_seg[s + 1]))
     t, (q, qd, qdd, jerk) = _blocks(tb, [q, qd, qdd, jerk], nper)
     block_design = np.clip(tb - dt / 2.0, 0.0, (npts - 1) * dt)
-    design_time = np.concatenate([block_design[:-1] + k * (npts - 1) * dt for k in range(nper)]
-                                 + [block_design[-1:] + (nper - 1) * (npts - 1) * dt])
+    design_time = np.concatenate(
+        [block_design[:-1] + k * (npts - 1) * dt for k in range(nper)]
+        + [block_design[-1:] + (nper - 1) * (npts - 1) * dt]
+    )
     start = conv(floats(start_row.group(1))) if start_row else None
     return ExecutedMotion(
-        "rapid", "corner-blended MoveAbsJ = uniform quadratic B-spline of the points", ipo, t, q, qd, qdd, jerk,
-        design_time, int(meta.get("periods", nper)), int(meta.get("lead", 0)), start,
+        "rapid",
+        "corner-blended MoveAbsJ = uniform quadratic B-spline of the points",
+        ipo,
+        t,
+        q,
+        qd,
+        qdd,
+        jerk,
+        design_time,
+        int(meta.get("periods", nper)),
+        int(meta.get("lead", 0)),
+        start,
         {"points": npts, "blocks": nper, "segment_time": dt},
     )
 
@@ -271,8 +290,19 @@ def parse_urscript(texts: dict[str, str]) -> ExecutedMotion:
     j = np.diff(a, axis=0) / dt
     t = k * dt
     return ExecutedMotion(
-        "urscript", "servoj targets with linear interpolation between ticks", dt, t, q_cmd, v, a, j, t,
-        nper, lead // k_per, q_start, {"ticks_per_period": k_per, "ticks": nt + 1},
+        "urscript",
+        "servoj targets with linear interpolation between ticks",
+        dt,
+        t,
+        q_cmd,
+        v,
+        a,
+        j,
+        t,
+        nper,
+        lead // k_per,
+        q_start,
+        {"ticks_per_period": k_per, "ticks": nt + 1},
     )
 
 
@@ -289,8 +319,9 @@ def parse_program(path: str | Path, fmt: str) -> ExecutedMotion:
 
 
 # ---------------------------------------------------------------------------------------------- checks
-def check_motion(motion: ExecutedMotion, limits: JointLimitSet, tf: TrajectoryFile | None = None,
-                 names: tuple[str, ...] = ()) -> ProgramCheck:
+def check_motion(
+    motion: ExecutedMotion, limits: JointLimitSet, tf: TrajectoryFile | None = None, names: tuple[str, ...] = ()
+) -> ProgramCheck:
     dof = motion.q.shape[1]
     names = names or tuple(f"q{j + 1}" for j in range(dof))
     items: list[ProgramLimit] = []
@@ -298,8 +329,11 @@ def check_motion(motion: ExecutedMotion, limits: JointLimitSet, tf: TrajectoryFi
     for j in range(dof):
         lo, hi = limits.position[j]
         qmin, qmax = float(motion.q[:, j].min()), float(motion.q[:, j].max())
-        items.append(ProgramLimit("position", names[j], (qmin, qmax), (float(lo), float(hi)),
-                                  qmin >= lo - tol and qmax <= hi + tol))
+        items.append(
+            ProgramLimit(
+                "position", names[j], (qmin, qmax), (float(lo), float(hi)), qmin >= lo - tol and qmax <= hi + tol
+            )
+        )
         for quantity, arr in (("velocity", motion.qd), ("acceleration", motion.qdd), ("jerk", motion.jerk)):
             lim = float(getattr(limits, quantity)[j])
             if arr is None or not math.isfinite(lim):
@@ -319,8 +353,9 @@ def check_motion(motion: ExecutedMotion, limits: JointLimitSet, tf: TrajectoryFi
     jump = 0.0
     if motion.start is not None:
         jump = float(np.max(np.abs(motion.start - motion.q[0])))
-    return ProgramCheck(motion.fmt, motion.interpolation, motion.sample_time, tuple(items), deviation, jump,
-                        len(motion.t), tolerance)
+    return ProgramCheck(
+        motion.fmt, motion.interpolation, motion.sample_time, tuple(items), deviation, jump, len(motion.t), tolerance
+    )
 
 
 def verify_program(path: str | Path, tf: TrajectoryFile, fmt: str) -> ProgramCheck:

@@ -61,13 +61,26 @@ def render_rapid(tf: TrajectoryFile, options: ProgramOptions, rate: float, stem:
     vmax_deg = float(np.min(tf.limits.velocity)) * DEG * options.approach_fraction
     meta = metadata_line(
         "rapid",
-        {"rate": repr(1.0 / dt), "points": segments + 1, "blocks": blocks, "periods": options.periods,
-         "lead": lead, "period": repr(traj.period), "signs": conv.signs, "offsets": conv.offsets},
+        {
+            "rate": repr(1.0 / dt),
+            "points": segments + 1,
+            "blocks": blocks,
+            "periods": options.periods,
+            "lead": lead,
+            "period": repr(traj.period),
+            "signs": conv.signs,
+            "offsets": conv.offsets,
+        },
     )
     comments = design_comment(
-        tf, "rapid", options,
-        [f"points every {dt:.6g} s, MoveAbsJ \\T:=DT with corner zones, repeated {blocks} time(s)",
-         "joint values: controller = sign * robid * 180/pi + offset (deg); see robid-program line", meta],
+        tf,
+        "rapid",
+        options,
+        [
+            f"points every {dt:.6g} s, MoveAbsJ \\T:=DT with corner zones, repeated {blocks} time(s)",
+            "joint values: controller = sign * robid * 180/pi + offset (deg); see robid-program line",
+            meta,
+        ],
     )
     lines = [f"MODULE {name}"]
     lines += [f"  ! {c}" for c in comments]

@@ -50,9 +50,15 @@ def render_urscript(tf: TrajectoryFile, options: ProgramOptions, rate: float, st
     a_app = float(np.min(tf.limits.acceleration)) * options.approach_fraction
     meta = metadata_line("urscript", {"rate": repr(1.0 / dt), "periods": options.periods, "lead": lead})
     comments = design_comment(
-        tf, "urscript", options,
-        [f"servoj every {dt:.6g} s ({1.0 / dt:.6g} Hz); targets computed on the controller",
-         "joint values: controller = sign * robid + offset (rad)", TEMPLATE_VERSION, meta],
+        tf,
+        "urscript",
+        options,
+        [
+            f"servoj every {dt:.6g} s ({1.0 / dt:.6g} Hz); targets computed on the controller",
+            "joint values: controller = sign * robid + offset (rad)",
+            TEMPLATE_VERSION,
+            meta,
+        ],
     )
     body = [
         "def robid_excitation():",
