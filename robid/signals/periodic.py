@@ -60,51 +60,68 @@ def detect_period(
     x: np.ndarray,
     min_period: float | None = None,
     max_period: float | None = None,
-    threshold: float = 0.1,
+    threshold: float = 0.01,
 ) -> PeriodDetection | None:
     """The fundamental period of ``x`` (N, C) on the uniform grid ``t``, or None if there is none.
 
-    Uses the cumulative-mean-normalised lag mismatch of the YIN estimator (de Cheveigne & Kawahara, JASA
-    2002): the first lag whose normalised mismatch falls below ``threshold`` and is a local minimum, refined by
-    a parabola and then by a 1-D minimisation of the spline-interpolated mismatch. At least two periods must
-    fit in the record.
+    1. The lag mismatch d(L) of every lag up to N/2 (at least two periods must fit), by the FFT.
+    2. Candidate lags: local minima of d beyond the lag where x first decorrelates (d > 0.5) that dip below
+       half the median of d.
+    3. The first candidate whose robust mismatch -- the *median* over samples of |x[n+L] - x[n]|^2, so that
+       approach moves, lead-in and lead-out segments do not count -- is below ``threshold`` (a fraction of
+       the signal variance) is the period, refined to sub-sample precision by a parabola through d and then
+       by minimising the spline-interpolated mismatch over the part of the record that repeats.
     """
     n = x.shape[0]
     h = float(t[1] - t[0])
     max_lag = n // 2
     if max_period is not None:
         max_lag = min(max_lag, int(max_period / h) + 1)
-    min_lag = max(2, int(np.ceil(min_period / h)) if min_period else 2)
-    if max_lag <= min_lag + 2:
+    if max_lag < 8:
         return None
     d = lag_mismatch(x, max_lag)
-    cmnd = np.ones_like(d)
-    running = np.cumsum(d[1:])
-    cmnd[1:] = d[1:] * np.arange(1, d.size) / np.maximum(running, 1e-300)
-    candidates = np.flatnonzero(cmnd[min_lag:max_lag] < threshold) + min_lag
-    if candidates.size == 0:
+    above = np.flatnonzero(d > 0.5)
+    if above.size == 0:
         return None
-    lag = int(candidates[0])
-    while lag + 1 < max_lag and d[lag + 1] < d[lag]:
-        lag += 1
-    if lag + 1 >= d.size or lag - 1 < 0:
+    min_lag = max(int(above[0]), 2, int(np.ceil(min_period / h)) if min_period else 2)
+    if max_lag <= min_lag + 2:
+        return None
+    seg = d[min_lag : max_lag + 1]
+    level = 0.5 * float(np.median(seg))
+    minima = np.flatnonzero((seg[1:-1] <= seg[:-2]) & (seg[1:-1] <= seg[2:]) & (seg[1:-1] < level)) + 1 + min_lag
+    z = _energy(x)
+    total = 2.0 * float(np.sum(np.var(z, axis=0)))
+    lag = None
+    for cand in minima:
+        robust = float(np.median(np.sum((z[cand:] - z[:-cand]) ** 2, axis=1))) / total
+        if robust < threshold:
+            lag = int(cand)
+            break
+    if lag is None or lag + 1 >= d.size:
         return None
     a, b, c = d[lag - 1], d[lag], d[lag + 1]
     denom = a - 2 * b + c
     shift = 0.5 * (a - c) / denom if denom > 0 else 0.0
     guess = (lag + float(np.clip(shift, -0.5, 0.5))) * h
-    period, mismatch = refine_period(t, x, guess, h)
+    lo, hi = periodic_region(t, x, guess)
+    period, mismatch = refine_period(t, x, guess, h, (lo, hi))
     return PeriodDetection(period=period, mismatch=mismatch)
 
 
-def refine_period(t: np.ndarray, x: np.ndarray, guess: float, h: float) -> tuple[float, float]:
+def refine_period(
+    t: np.ndarray, x: np.ndarray, guess: float, h: float, region: tuple[float, float] | None = None
+) -> tuple[float, float]:
     """Minimise the mismatch between x(t) and the spline-interpolated x(t + T) for T within one step of
-    ``guess``; the overlap is fixed so that the cost is smooth in T."""
+    ``guess``, over the base times t with t and t + T inside ``region`` (default: the whole record); the
+    base times are fixed so that the cost is smooth in T."""
     z = _energy(x)
     spline = CubicSpline(t, z, axis=0)
     total = 2.0 * float(np.sum(np.var(z, axis=0)))
+    lo, hi = region if region is not None else (t[0], t[-1])
     upper = guess + h
-    base = t[t + upper <= t[-1]]
+    base = t[(t >= lo) & (t + upper <= min(hi, t[-1]))]
+    if base.size < 4:
+        base = t[t + upper <= t[-1]]
     if base.size < 4:
         return guess, 1.0
 

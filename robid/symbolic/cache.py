@@ -26,7 +26,9 @@ def cache_dir() -> Path:
 
 
 def model_key(model: RobotModel, terms: tuple[str, ...]) -> str:
-    """Hash of the kinematics, gravity, joint names, drives (rotor columns) and terms; not of the inertias."""
+    """Hash of the kinematics, gravity, joint names, drives (rotor columns), balancer geometry and terms.
+
+    Not of the inertial, friction or balancer values: the same generated code serves any of them."""
     desc = {
         "generator": GENERATOR_VERSION,
         "gravity": [repr(float(g)) for g in model.gravity],
@@ -37,12 +39,25 @@ def model_key(model: RobotModel, terms: tuple[str, ...]) -> str:
                 "type": j.type,
                 "geometry": repr(j.geometry),
                 "drive": j.drive is not None,
+                "compensator": _compensator_shape(j.compensator),
             }
             for j in model.joints
         ],
     }
     text = json.dumps(desc, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _compensator_shape(c) -> str | None:
+    """What of a balancer enters the regressor columns: type and geometry, not the identified values."""
+    if c is None:
+        return None
+    fields = {
+        "spring": ("base_point", "link_point"),
+        "gas": ("base_point", "link_point", "area", "l0", "v0", "n"),
+        "fourier": ("order", "symmetry_angle"),
+    }[c.type]
+    return repr((c.type, *(getattr(c, f) for f in fields)))
 
 
 def entry_path(key: str) -> Path:
