@@ -111,26 +111,40 @@ def detect_period(
 def refine_period(
     t: np.ndarray, x: np.ndarray, guess: float, h: float, region: tuple[float, float] | None = None
 ) -> tuple[float, float]:
-    """Minimise the mismatch between x(t) and the spline-interpolated x(t + T) for T within one step of
-    ``guess``, over the base times t with t and t + T inside ``region`` (default: the whole record); the
-    base times are fixed so that the cost is smooth in T."""
+    """Minimise the mismatch between x(t) and the spline-interpolated x(t + T) for T within ten steps of
+    ``guess``, over the base times t with t and t + T inside ``region`` (default: the whole record) whose
+    mismatch is at most 4 times the median one (what does not repeat is left out); the base times are fixed
+    during a minimisation so that the cost is smooth in T (two rounds)."""
     z = _energy(x)
     spline = CubicSpline(t, z, axis=0)
     total = 2.0 * float(np.sum(np.var(z, axis=0)))
     lo, hi = region if region is not None else (t[0], t[-1])
-    upper = guess + h
+    reach = 10.0 * h  # the lag-mismatch minimum is biased by what does not repeat: search +-10 steps
+    upper = guess + reach
     base = t[(t >= lo) & (t + upper <= min(hi, t[-1]))]
     if base.size < 4:
         base = t[t + upper <= t[-1]]
     if base.size < 4:
         return guess, 1.0
 
-    def cost(period: float) -> float:
-        diff = spline(base + period) - spline(base)
-        return float(np.mean(np.sum(diff**2, axis=1)) / total)
+    period = guess
+    mismatch = 1.0
+    for _ in range(2):
+        # leave out the samples that do not repeat (transients, approach): their mismatch would bias T
+        e = np.sum((spline(base + period) - spline(base)) ** 2, axis=1)
+        fit = base[e <= max(4.0 * float(np.median(e)), 1e-30)]
+        if fit.size < 4:
+            fit = base
 
-    result = minimize_scalar(cost, bounds=(guess - h, guess + h), method="bounded", options={"xatol": 1e-9 * guess})
-    return float(result.x), float(result.fun)
+        def cost(p: float, fit=fit) -> float:
+            diff = spline(fit + p) - spline(fit)
+            return float(np.mean(np.sum(diff**2, axis=1)) / total)
+
+        result = minimize_scalar(
+            cost, bounds=(guess - reach, guess + reach), method="bounded", options={"xatol": 1e-10 * guess}
+        )
+        period, mismatch = float(result.x), float(result.fun)
+    return period, mismatch
 
 
 def periodic_region(t: np.ndarray, x: np.ndarray, period: float, threshold: float = 0.02) -> tuple[float, float]:

@@ -329,6 +329,43 @@ class Plant:
         qdd = np.linalg.solve(mass, force)
         return np.concatenate([qd, qdd, thetad[e], thetadd])
 
+    def jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Approximate d(rhs)/dx for the implicit methods: the stiff terms only -- PD gains, joint springs and
+        dampers, friction slopes fv + fc/eps sech^2(v/eps) -- through M(q)^-1; the configuration dependence of
+        M, c, g and the balancer is left out (it is slow compared with those). An inexact Jacobian only slows
+        the Newton iterations of Radau/BDF/LSODA; the solution's accuracy is set by the residual and the
+        tolerances."""
+        d = self.data
+        eps = self.integrator.coulomb_epsilon
+        n, e, r = self.model.dof, self.elastic_index, self.rigid_index
+        ne = len(e)
+        q, qd, theta, thetad = self.split(x)
+        mass = self.dynamics.mass_matrix_and_bias(q, qd)[0]
+        mass[r, r] += d.reflected_inertia[r]
+        on = 1.0 if self.controller.enabled else 0.0
+        dfq, dfqd = np.zeros(n), np.zeros(n)
+        slope = d.fv + d.fc / eps / np.cosh(np.clip(thetad / eps, -300.0, 300.0)) ** 2
+        dfq[r] = -on * d.kp[r]
+        dfqd[r] = -on * d.kd[r] - slope[r]
+        dfq[e] = -d.stiffness[e]
+        dfqd[e] = -d.damping[e] - d.link_viscous[e]
+        minv = np.linalg.inv(mass)
+        jac = np.zeros((self.state_size, self.state_size))
+        jac[:n, n : 2 * n] = np.eye(n)
+        jac[n : 2 * n, :n] = minv * dfq
+        jac[n : 2 * n, n : 2 * n] = minv * dfqd
+        if ne:
+            ia = d.reflected_inertia[e]
+            jac[n : 2 * n, 2 * n : 2 * n + ne] = minv[:, e] * d.stiffness[e]
+            jac[n : 2 * n, 2 * n + ne :] = minv[:, e] * d.damping[e]
+            jac[2 * n : 2 * n + ne, 2 * n + ne :] = np.eye(ne)
+            rows = np.arange(2 * n + ne, 2 * n + 2 * ne)
+            jac[rows, e] = d.stiffness[e] / ia
+            jac[rows, n + e] = d.damping[e] / ia
+            jac[rows, 2 * n + np.arange(ne)] = -(on * d.kp[e] + d.stiffness[e]) / ia
+            jac[rows, 2 * n + ne + np.arange(ne)] = -(on * d.kd[e] + slope[e] + d.damping[e]) / ia
+        return jac
+
     def integrate(self, t_end: float | None = None):
         """Run solve_ivp from t_start to t_end with dense output; returns (OdeSolution, IntegratorStats)."""
         s = self.integrator
@@ -343,6 +380,7 @@ class Plant:
             atol=self.absolute_tolerance(),
             dense_output=True,
             max_step=s.max_step,
+            **({} if s.method in ("RK45", "RK23", "DOP853") else {"jac": self.jacobian}),
         )
         wall = time.perf_counter() - start
         stats = IntegratorStats(
