@@ -148,15 +148,24 @@ def score(regressor, q, qd, qdd) -> tuple[float, float]:
 
 
 # ------------------------------------------------------------------------------------------ benchmarks
-def comparison(regressor, starts: int, seed: int, lines: list[str]) -> None:
+def comparison(
+    regressor,
+    starts: int,
+    seed: int,
+    lines: list[str],
+    criterion: str = "cond_both",
+    margin: float = 0.05,
+    raw_weight: float = 1.0,
+) -> None:
     problem = DesignProblem(
         period=25.0,
         harmonics=7,
         center=CENTER,
         limits=LIMITS,
-        margin=0.05,
+        margin=margin,
         rest_order=4,
-        criterion="cond",
+        criterion=criterion,
+        raw_weight=raw_weight,
         grid_points=250,
         seed=seed,
         starts=starts,
@@ -181,8 +190,10 @@ def comparison(regressor, starts: int, seed: int, lines: list[str]) -> None:
     own = violations(*q1k, LIMITS.position, LIMITS.velocity, LIMITS.acceleration)
     r_mid, s_mid = score(regressor, *traj.evaluate(grid_mid, 2))
     r_01, s_01 = score(regressor, *traj.evaluate(grid_01, 2))
+    label = criterion if criterion != "cond_both" else f"cond_both, raw_weight {raw_weight:g}"
     lines.append(
-        f"| robid (seed {seed}, {starts} starts, rest-to-rest C{traj.continuity_order()}) | {r_mid:.1f} | "
+        f"| robid ({label}, margin {margin:g}, seed {seed}, {starts} starts, rest-to-rest "
+        f"C{traj.continuity_order()}) | {r_mid:.1f} | "
         f"{s_mid:.2f} | {r_01:.1f} | {s_01:.2f} | {own} | (same) | "
         f"{violations(*traj.evaluate(t02, 2), LIMITS.position, LIMITS.velocity, LIMITS.acceleration)} |"
     )
@@ -237,7 +248,11 @@ def main() -> int:
     parser.add_argument("--starts", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--regressor", choices=("robid", "pinocchio"), default="robid")
+    parser.add_argument("--criterion", default="cond_both", help="criterion of the UR10e comparison design")
+    parser.add_argument("--raw-weight", type=float, default=3.0, help="weight of log cond_raw in cond_both")
+    parser.add_argument("--margin", type=float, default=0.05, help="safety margin of the comparison design")
     parser.add_argument("--skip-comparison", action="store_true")
+    parser.add_argument("--skip-timing", action="store_true")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the results to this file")
     args = parser.parse_args()
     progress.set_progress(progress.stderr_printer)
@@ -251,15 +266,16 @@ def main() -> int:
     ]
     if not args.skip_comparison:
         lines += ["### UR10e, 7 harmonics, 25 s, rest-to-rest, against the published N7T25 designs", ""]
-        comparison(regressor, args.starts, args.seed, lines)
+        comparison(regressor, args.starts, args.seed, lines, args.criterion, args.margin, args.raw_weight)
         lines.append("")
-    lines += [
-        "### Timing",
-        "",
-        "| case | starts | SLSQP iterations per start | cond (scaled) | cond raw | time |",
-        "|---|---|---|---|---|---|",
-    ]
-    timing(regressor, args.starts, args.seed, lines)
+    if not args.skip_timing:
+        lines += [
+            "### Timing (criterion cond)",
+            "",
+            "| case | starts | SLSQP iterations per start | cond (scaled) | cond raw | time |",
+            "|---|---|---|---|---|---|",
+        ]
+        timing(regressor, args.starts, args.seed, lines)
     text = "\n".join(lines) + "\n"
     print(text)
     if args.markdown:

@@ -81,6 +81,7 @@ def test_design_then_export(standin, tmp_path, capsys):
         ("harmonics: 4\nperiod: 5\ncenter: [3.0, 0]\n", "center[0]"),
         ("harmonics: 4\nperiod: 5\ncartesian: [{body: J9, floor: 0}]\n", "cartesian[0].body"),
         ("harmonics: 4\nperiod: 5\nmargin: 0.7\n", "margin"),
+        ("harmonics: 4\nperiod: 5\ncriterion: cond_both\nraw_weight: -1\n", "raw_weight"),
     ],
 )
 def test_bad_spec_names_the_field(standin, tmp_path, capsys, text, field):

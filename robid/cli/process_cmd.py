@@ -26,8 +26,20 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="PROCESSED.csv", help="processed signals (CSV)")
     p.add_argument("--mapping", metavar="MAP.yaml", help="layout of a measurement that is not canonical")
     p.add_argument("--summary", metavar="SUMMARY.json", help="also write what was done, noise and drops (JSON)")
+    add_processing_arguments(p)
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.set_defaults(func=run)
+
+
+def add_processing_arguments(p) -> None:
+    """The signal-stage options shared by ``process`` and ``identify``."""
     g = p.add_argument_group("processing")
-    g.add_argument("--mode", choices=("auto", "periodic", "rest-to-rest", "nonperiodic"), default="auto")
+    g.add_argument(
+        "--mode",
+        choices=("auto", "periodic", "rest-to-rest", "nonperiodic"),
+        default="auto",
+        help="auto (default): periodic if a period is given or found, else rest-to-rest, else non-periodic",
+    )
     src = g.add_mutually_exclusive_group()
     src.add_argument("--period", type=float, metavar="T", help="excitation period in s (default: detected)")
     src.add_argument("--trajectory", metavar="TRAJ.json", help="take period and harmonics from a trajectory")
@@ -40,7 +52,9 @@ def register(subparsers) -> None:
     g.add_argument("--start", type=float, metavar="S", help="use the record from this time (s)")
     g.add_argument("--end", type=float, metavar="S", help="use the record up to this time (s)")
     g.add_argument("--derivatives", type=int, choices=(2, 3, 4), default=2, help="highest derivative written")
-    g.add_argument("--filter-order", type=int, default=4, help="Butterworth order, non-periodic (default 4)")
+    g.add_argument(
+        "--filter-order", type=int, default=4, metavar="N", help="Butterworth order, non-periodic (default 4)"
+    )
     g.add_argument("--decimate", type=int, default=1, metavar="R", help="keep every R-th sample (non-periodic)")
     g.add_argument("--keep-all-periods", action="store_true", help="do not leave out transient periods")
     s = p.add_argument_group("data selection")
@@ -53,8 +67,6 @@ def register(subparsers) -> None:
     v.add_argument("--max-gap", type=float, default=10.0, metavar="F", help="largest time step, in median steps")
     v.add_argument("--allow-constant", metavar="LIST", help="channels that may be constant, e.g. q4,q5 or qd")
     v.add_argument("--allow-saturated", metavar="LIST", help="torque/current channels that may sit at a limit")
-    p.add_argument("--quiet", action="store_true", help="print nothing on success")
-    p.set_defaults(func=run)
 
 
 def parse_harmonics(text: str) -> tuple[int, ...]:
@@ -73,16 +85,7 @@ def parse_harmonics(text: str) -> tuple[int, ...]:
 
 def run(args: argparse.Namespace) -> int:
     from robid.model.loader import read_robot
-    from robid.signals import (
-        ProcessingOptions,
-        ValidationPolicy,
-        parse_channel_list,
-        process,
-        read_measurement,
-        read_trajectory_timing,
-        write_processed_csv,
-        write_summary_json,
-    )
+    from robid.signals import process, read_measurement, write_processed_csv, write_summary_json
 
     meas = Path(args.measurement)
     out = Path(args.out)
@@ -90,19 +93,46 @@ def run(args: argparse.Namespace) -> int:
         raise RobidInputError(f"{out}: --out would overwrite the measurement; choose another file")
     if args.summary and Path(args.summary).resolve() == out.resolve():
         raise RobidInputError(f"{args.summary}: --summary and --out name the same file")
+    robot = read_robot(args.robot)
+    measurement = read_measurement(meas, robot, mapping=args.mapping, policy=validation_policy(args))
+    processed = process(measurement, processing_options(args))
+    write_processed_csv(out, processed)
+    if args.summary:
+        write_summary_json(args.summary, processed)
+    if not args.quiet:
+        lines = [f"{out}: {processed.n_samples} samples, {processed.mode}"]
+        if processed.period is not None:
+            lines[0] += f", T = {processed.period:.6g} s ({processed.period_source}), {processed.n_periods} period(s)"
+        if processed.cutoff_hz is not None:
+            lines[0] += f", cut-off {processed.cutoff_hz:.4g} Hz"
+        lines.append("tau noise std per joint: " + ", ".join(f"{x:.3g}" for x in processed.noise.tau_std))
+        if processed.dropped.count:
+            lines.append(processed.dropped.summary())
+        for note in measurement.notes:
+            lines.append("note: " + note)
+        sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def validation_policy(args: argparse.Namespace):
+    from robid.signals import ValidationPolicy, parse_channel_list
+
     if not 0 <= args.max_drop <= 100:
         raise RobidInputError(f"--max-drop: a percentage 0..100, got {args.max_drop:g}")
     if not args.max_gap > 1:
         raise RobidInputError(f"--max-gap: more than 1 median step, got {args.max_gap:g}")
-    robot = read_robot(args.robot)
-    policy = ValidationPolicy(
+    return ValidationPolicy(
         drop_bad_rows=args.drop_bad_rows,
         max_drop_fraction=args.max_drop / 100.0,
         max_gap_factor=args.max_gap,
         allow_constant=parse_channel_list(args.allow_constant, "--allow-constant"),
         allow_saturated=parse_channel_list(args.allow_saturated, "--allow-saturated"),
     )
-    measurement = read_measurement(meas, robot, mapping=args.mapping, policy=policy)
+
+
+def processing_options(args: argparse.Namespace):
+    from robid.signals import ProcessingOptions, read_trajectory_timing
+
     period, source, excited = args.period, "user", None
     if args.trajectory:
         period, excited = read_trajectory_timing(args.trajectory)
@@ -127,20 +157,4 @@ def run(args: argparse.Namespace) -> int:
         drop_standstill=args.drop_standstill,
         standstill_speed=args.standstill_speed,
     )
-    processed = process(measurement, options)
-    write_processed_csv(out, processed)
-    if args.summary:
-        write_summary_json(args.summary, processed)
-    if not args.quiet:
-        lines = [f"{out}: {processed.n_samples} samples, {processed.mode}"]
-        if processed.period is not None:
-            lines[0] += f", T = {processed.period:.6g} s ({processed.period_source}), {processed.n_periods} period(s)"
-        if processed.cutoff_hz is not None:
-            lines[0] += f", cut-off {processed.cutoff_hz:.4g} Hz"
-        lines.append("tau noise std per joint: " + ", ".join(f"{x:.3g}" for x in processed.noise.tau_std))
-        if processed.dropped.count:
-            lines.append(processed.dropped.summary())
-        for note in measurement.notes:
-            lines.append("note: " + note)
-        sys.stdout.write("\n".join(lines) + "\n")
-    return 0
+    return options

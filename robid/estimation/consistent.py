@@ -246,28 +246,42 @@ class SolveOutcome:
 
 
 def _solve(objective, cons, theta, solver: str, fallback: str | None) -> SolveOutcome:
+    """Solve; a certified infeasible/unbounded verdict is final, a solver error or an inaccurate optimum moves
+    on to the fallback solver (and the notes say so)."""
+    import warnings
+
     import cvxpy as cp
 
     problem = cp.Problem(cp.Minimize(objective), cons)
-    notes = []
+    notes: list[str] = []
     tried = [solver] + ([fallback] if fallback and fallback != solver else [])
+    inaccurate: SolveOutcome | None = None
     status, used = "not solved", solver
-    for k, s in enumerate(tried):
+    for s in tried:
         used = s
-        try:
-            problem.solve(solver=s)
-            status = str(problem.status)
-        except cp.error.SolverError as exc:
-            status = f"solver error: {exc}"
-        if status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            if k > 0:
-                notes.append(f"solver {tried[0]} failed; solved with {s} instead")
-            if status == cp.OPTIMAL_INACCURATE:
-                notes.append(f"solver {s} reports an inaccurate optimum")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            try:
+                problem.solve(solver=s)
+                status = str(problem.status)
+            except cp.error.SolverError as exc:
+                status = f"solver error: {exc}"
+        if status == cp.OPTIMAL:
+            if s != tried[0]:
+                notes.append(f"solved with the fallback solver {s}")
             return SolveOutcome(
                 True, status, s, np.asarray(theta.value, dtype=float), float(problem.value), tuple(notes)
             )
         notes.append(f"solver {s}: {status}")
+        if status in (cp.INFEASIBLE, cp.UNBOUNDED, cp.INFEASIBLE_INACCURATE, cp.UNBOUNDED_INACCURATE):
+            return SolveOutcome(False, status, s, None, float("nan"), tuple(notes))
+        if status == cp.OPTIMAL_INACCURATE and inaccurate is None:
+            inaccurate = SolveOutcome(True, status, s, np.asarray(theta.value, dtype=float), float(problem.value), ())
+    if inaccurate is not None:
+        notes.append(f"using the inaccurate optimum of {inaccurate.solver}; constraints are re-checked")
+        return SolveOutcome(
+            True, inaccurate.status, inaccurate.solver, inaccurate.value, inaccurate.objective, tuple(notes)
+        )
     return SolveOutcome(False, status, used, None, float("nan"), tuple(notes))
 
 
@@ -352,6 +366,10 @@ def _consistent_core(
     report = check_physical_consistency(value, names, rel_tol=1e-5)
     if not report.consistent:
         notes.append("solution violates the constraints beyond solver tolerance: " + "; ".join(report.reasons()))
+        if out.status != "optimal":
+            notes.append("inaccurate and inconsistent: no physically consistent estimate is reported")
+            out = SolveOutcome(False, out.status, out.solver, None, float("nan"), out.notes)
+            return out, np.full(P, np.nan), float("nan"), float("nan"), report
     return out, value, fit_v, reg_v, report
 
 

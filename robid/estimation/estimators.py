@@ -96,14 +96,19 @@ def wls(
     *,
     noise_std: Sequence[float] | np.ndarray | None = None,
     covariance_from: str = "residual",
-    steps: int = 2,
+    steps: int | None = None,
+    max_steps: int = 20,
+    weight_tol: float = 1e-3,
 ) -> EstimationResult:
     """Weighted least squares with one weight per joint, ``w_j = 1/sigma_j`` (Gautier & Khalil practice).
 
     * ``noise_std`` given (e.g. the signal stage's noise estimate from the scatter between periods): weights
       ``1/noise_std``, one solve.
-    * otherwise two-step: OLS, ``sigma_j^2 = ||r_j||^2/(N - h_j)``, then the weighted solve (``steps > 2`` repeats
-      the re-weighting).
+    * otherwise iterated from OLS: ``sigma_j`` from the residuals of the previous step (unbiased per-joint
+      estimate, :func:`_lsq.per_joint_sigma_unbiased`), weights ``1/sigma_j``, solve; repeated until the weights
+      change by less than ``weight_tol`` (relative; at most ``max_steps`` solves), or exactly ``steps`` solves
+      (``steps=2`` is the classic two-step WLS). Iterating matters when the noise levels differ a lot: the OLS
+      residual of a quiet joint carries leakage from the noisy ones, so one re-weighting under-weights it.
 
     ``covariance_from="residual"`` (default) computes the covariance with per-joint variances re-estimated from
     the final residuals (sandwich form), so model error that the noise estimate does not contain still shows
@@ -122,17 +127,32 @@ def wls(
         notes.append("WLS: per-joint weights 1/noise_std from the given noise estimate")
         iterations = 1
     else:
-        if steps < 2:
+        if steps is not None and steps < 2:
             raise RobidInputError("wls: steps must be >= 2 when the weights come from the residuals")
         if covariance_from == "given":
             raise RobidInputError("wls: covariance_from='given' needs noise_std")
         weights = np.ones(dof)
-        for _ in range(steps - 1):
-            first, _sol = _solve_and_report(W, tau, names, weights, "ols", [], 1)
-            sig = np.maximum(first.sigma, _SIGMA_FLOOR * max(float(first.sigma.max()), 1.0))
-            weights = 1.0 / sig
-        notes.append(f"WLS ({steps}-step): per-joint weights 1/sigma_j from the residuals of the previous step")
-        iterations = steps
+        limit = steps if steps is not None else max_steps
+        iterations = 1
+        settled = False
+        while iterations < limit:
+            previous, _sol = _solve_and_report(W, tau, names, weights, "wls", [], 1)
+            sig = np.maximum(previous.sigma, _SIGMA_FLOOR * max(float(previous.sigma.max()), 1.0))
+            new_weights = 1.0 / sig
+            ratio = (new_weights / weights) / np.max(new_weights / weights)  # only relative weights matter
+            change = np.max(np.abs(ratio - 1.0))
+            weights = new_weights
+            iterations += 1
+            if steps is None and change < weight_tol:
+                settled = True
+                break
+        if steps is None:
+            notes.append(
+                f"WLS: per-joint weights 1/sigma_j re-estimated from the residuals, {iterations} solves"
+                + ("" if settled else f" (weights still changing after {max_steps} solves)")
+            )
+        else:
+            notes.append(f"WLS ({steps}-step): per-joint weights 1/sigma_j from the residuals of the previous step")
     sigma_cov = None
     if covariance_from == "given":
         sigma_cov = 1.0 / weights

@@ -4,6 +4,8 @@
   Scaling removes the arbitrary units of the base parameters (kg vs kg m^2 vs N m s/rad), so the number says
   how evenly the trajectory excites the parameters rather than how their units compare. The raw kappa(W) is
   reported alongside (it is what several papers quote).
+* ``cond_raw`` and ``cond_both`` (minimise kappa(W), or the product kappa(W D^-1) kappa(W)) for when the raw
+  number matters too, e.g. to compare with designs published with the raw figure.
 * ``logdet`` (D-optimality): log det(W^T W / rows), to maximise; it grows with the excitation amplitude and
   is insensitive to a single weak direction, which is why cond stays the default.
 
@@ -27,7 +29,7 @@ import numpy as np
 from robid.excitation.fourier import FourierTrajectory
 
 BaseRegressor = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
-CRITERIA = ("cond", "logdet")
+CRITERIA = ("cond", "logdet", "cond_raw", "cond_both")
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,12 @@ class CriterionValues:
     columns: int
 
     def value(self, criterion: str) -> float:
-        return {"cond": self.cond, "logdet": self.logdet}[criterion]
+        return {
+            "cond": self.cond,
+            "logdet": self.logdet,
+            "cond_raw": self.cond_raw,
+            "cond_both": self.cond * self.cond_raw,
+        }[criterion]
 
     def to_dict(self) -> dict:
         return {
@@ -111,31 +118,43 @@ def evaluate_criteria(
     return criteria_of_matrix(stack(base_regressor(q, qd, qdd)), grid_points)
 
 
-def objective_and_gradient(w: np.ndarray, criterion: str) -> tuple[float, np.ndarray]:
+def _log_cond(w: np.ndarray) -> tuple[float, np.ndarray]:
+    """log kappa(W) and its gradient u_1 v_1^T / s_1 - u_n v_n^T / s_n.
+
+    Singular values and right vectors come from the small Gram matrix (nb x nb): much cheaper than an SVD of
+    the tall matrix, and accurate while cond^2 << 1/eps (cond < 1e6, far beyond useful designs).
+    """
+    evals, v = np.linalg.eigh(w.T @ w)
+    if evals[0] <= evals[-1] * 1e-24 or evals[0] <= 0.0:
+        return math.inf, np.zeros_like(w)
+    s1, sn = math.sqrt(evals[-1]), math.sqrt(evals[0])
+    v1, vn = v[:, -1], v[:, 0]
+    u1, un = w @ v1 / s1, w @ vn / sn
+    return math.log(s1) - math.log(sn), np.outer(u1, v1) / s1 - np.outer(un, vn) / sn
+
+
+def objective_and_gradient(w: np.ndarray, criterion: str, raw_weight: float = 1.0) -> tuple[float, np.ndarray]:
     """The minimised objective f(W) and df/dW.
 
-    cond:   f = log sigma_1(Ws) - log sigma_n(Ws), Ws = W D^-1;
-            df/dWs = u_1 v_1^T / sigma_1 - u_n v_n^T / sigma_n, and per column c with n_c = ||w_c||,
-            df/dw_c = (I - w_c w_c^T / n_c^2) (df/dWs)_c / n_c.
-    logdet: f = -log det(W^T W / rows), df/dW = -2 W (W^T W)^-1.
+    cond:      f = log kappa(Ws), Ws = W D^-1; with g = df/dWs and n_c = ||w_c||, per column
+               df/dw_c = (I - w_c w_c^T / n_c^2) g_c / n_c  (the scaling is differentiated too).
+    cond_raw:  f = log kappa(W).
+    cond_both: f = log kappa(Ws) + raw_weight * log kappa(W) (both measures at once).
+    logdet:    f = -log det(W^T W / rows), df/dW = -2 W (W^T W)^-1.
     """
-    if criterion == "cond":
-        norms = np.linalg.norm(w, axis=0)
-        norms = np.where(norms > 0.0, norms, 1e-300)
-        ws = w / norms
-        # singular values and right vectors from the small Gram matrix (nb x nb): much cheaper than an SVD
-        # of the tall matrix, and accurate while cond^2 << 1/eps (cond < 1e6 here, far beyond useful designs)
-        evals, v = np.linalg.eigh(ws.T @ ws)
-        if evals[0] <= evals[-1] * 1e-24 or evals[0] <= 0.0:
-            return math.inf, np.zeros_like(w)
-        s1, sn = math.sqrt(evals[-1]), math.sqrt(evals[0])
-        v1, vn = v[:, -1], v[:, 0]
-        u1, un = ws @ v1 / s1, ws @ vn / sn
-        f = math.log(s1) - math.log(sn)
-        g_s = np.outer(u1, v1) / s1 - np.outer(un, vn) / sn
-        # remove the component along each (normalised) column, then undo the scaling
-        along = np.sum(g_s * ws, axis=0)
-        g = (g_s - ws * along) / norms
+    if criterion in ("cond", "cond_raw", "cond_both"):
+        f, g = 0.0, np.zeros_like(w)
+        if criterion != "cond_raw":
+            norms = np.linalg.norm(w, axis=0)
+            norms = np.where(norms > 0.0, norms, 1e-300)
+            ws = w / norms
+            fs, g_s = _log_cond(ws)
+            along = np.sum(g_s * ws, axis=0)  # remove the component along each column, undo the scaling
+            f, g = f + fs, g + (g_s - ws * along) / norms
+        if criterion != "cond":
+            fr, gr = _log_cond(w)
+            weight = raw_weight if criterion == "cond_both" else 1.0
+            f, g = f + weight * fr, g + weight * gr
         return f, g
     if criterion == "logdet":
         gram = w.T @ w

@@ -35,6 +35,7 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
         margin=spec.margin,
         rest_order=spec.rest_order if spec.rest_to_rest else None,
         criterion=spec.criterion,
+        raw_weight=spec.raw_weight,
         grid_points=spec.grid_points,
         seed=spec.seed,
         starts=spec.starts,

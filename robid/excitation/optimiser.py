@@ -51,6 +51,7 @@ class DesignProblem:
     margin: float = 0.05
     rest_order: int | None = 4
     criterion: str = "cond"
+    raw_weight: float = 1.0  # weight of log cond_raw in the cond_both criterion
     grid_points: int = 250
     seed: int = 0
     starts: int = 4
@@ -135,24 +136,22 @@ class _Evaluator:
         q, qd, qdd = self.states(self.coefficients(z))
         w3 = np.asarray(self.regressor(q, qd, qdd), dtype=float)
         self.evaluations += 1
-        f, _ = objective_and_gradient(stack(w3), self.p.criterion)
+        f, _ = objective_and_gradient(stack(w3), self.p.criterion, self.p.raw_weight)
         f = f if math.isfinite(f) else 1e6
         self._cache_f = (key, f, w3)
         return f
 
     def gradient(self, z: np.ndarray) -> np.ndarray:
-        key = np.asarray(z).tobytes()
-        self.objective(z)
+        self.objective(z)  # fills the cache with W at z
         w3 = self._cache_f[2]
         q, qd, qdd = self.states(self.coefficients(z))
-        _, g = objective_and_gradient(stack(w3), self.p.criterion)
+        _, g = objective_and_gradient(stack(w3), self.p.criterion, self.p.raw_weight)
         g3 = g.reshape(w3.shape)
         grad_x = np.zeros((self.p.dof, 2 * self.p.harmonics))
         for kind, j, dw in channel_derivatives(self.regressor, q, qd, qdd, w3):
             weights = np.einsum("nrc,nrc->n", g3, dw)
             grad_x[j] += self.basis[kind].T @ weights
         self.evaluations += 3 * self.p.dof
-        del key
         return (grad_x @ self.null).reshape(-1)
 
     def _constraints(self, z: np.ndarray):
@@ -277,6 +276,6 @@ def design_excitation(problem: DesignProblem, base_regressor: BaseRegressor) -> 
 
 def _display(objective: float, criterion: str) -> float:
     """Objective -> the number users know (cond, or logdet)."""
-    if criterion == "cond":
-        return math.exp(objective) if objective < 700 else math.inf
+    if criterion.startswith("cond"):
+        return math.exp(objective) if objective < 700 else math.inf  # cond_both: the weighted product
     return -objective

@@ -57,6 +57,7 @@ class DesignSpec:
     grid_points: int = 250
     max_iterations: int = 150
     cartesian: list[dict] = field(default_factory=list)
+    raw_weight: float = 1.0
     source: str = "spec"
     raw: dict = field(default_factory=dict)
 
@@ -121,6 +122,9 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
     starts = _int(data, "starts", where, 4, 1)
     grid = _int(data, "grid_points", where, 250, 8)
     max_it = _int(data, "max_iterations", where, 150, 1)
+    raw_weight = data.get("raw_weight", 1.0)
+    if isinstance(raw_weight, bool) or not isinstance(raw_weight, int | float) or not raw_weight > 0:
+        raise RobidInputError(f"{where}: raw_weight: expected a positive number, got {raw_weight!r}")
     limits = _limits(data.get("limits", {}), f"{where}: limits")
     cart = data.get("cartesian", []) or []
     if not isinstance(cart, list):
@@ -141,6 +145,7 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
         grid,
         max_it,
         cart,
+        float(raw_weight),
         where,
         dict(data),
     )

@@ -60,16 +60,6 @@ def pooled_noise_floor(per_harmonic: np.ndarray, n_periods: int, window: int = 1
     return median_filter(per_harmonic, size=(size, 1), mode="nearest") / correction
 
 
-def white_floor(spectrum_power: np.ndarray) -> np.ndarray:
-    """Noise level per channel (C,) of |X[h]|^2 from the upper half of the harmonics, assumed noise only:
-    the median of an exponential variable is ln 2 times its mean."""
-    b = spectrum_power.shape[0]
-    upper = spectrum_power[max(1, b // 2) : b - 1]
-    if upper.shape[0] == 0:
-        upper = spectrum_power[1:]
-    return np.median(upper, axis=0) / np.log(2.0)
-
-
 def residual_variance(x: np.ndarray, filtered: np.ndarray, dof_removed_fraction: float) -> np.ndarray:
     """White-noise variance (C,) from what a linear filter removed: mean((x - x_f)^2) / fraction, where
     ``fraction`` is the share of white-noise power the filter removes (e.g. (M - D)/M for D kept real

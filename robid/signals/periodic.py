@@ -92,7 +92,7 @@ def detect_period(
     z = _energy(x)
     total = 2.0 * float(np.sum(np.var(z, axis=0)))
     lag = None
-    for cand in minima:
+    for cand in minima[:200]:
         robust = float(np.median(np.sum((z[cand:] - z[:-cand]) ** 2, axis=1))) / total
         if robust < threshold:
             lag = int(cand)
@@ -144,6 +144,20 @@ def refine_period(
             cost, bounds=(guess - reach, guess + reach), method="bounded", options={"xatol": 1e-10 * guess}
         )
         period, mismatch = float(result.x), float(result.fun)
+        # Gauss-Newton steps on sum |x(t + T) - x(t)|^2: the cost is too flat near its minimum for a
+        # bracketing search to reach full precision
+        slope = spline.derivative()
+        for _ in range(3):
+            r = spline(fit + period) - spline(fit)
+            g = slope(fit + period)
+            denom = float(np.sum(g * g))
+            if denom <= 0:
+                break
+            step = -float(np.sum(r * g)) / denom
+            if abs(step) > reach:
+                break
+            period += step
+        mismatch = cost(period)
     return period, mismatch
 
 
@@ -226,20 +240,6 @@ def select_harmonics_snr(mean_power: np.ndarray, noise_level: np.ndarray, thresh
     significant = np.any(mean_power > threshold * noise_level, axis=1)
     significant[0] = False
     return np.flatnonzero(significant[:-1])
-
-
-def select_band_snr(power: np.ndarray, floor: np.ndarray, threshold: float) -> int:
-    """Band 1..h_max of a single period: h_max is the highest harmonic at which the running median (over
-    max(9, 1 % of the harmonics) neighbours) of |X|^2 / floor exceeds ``threshold`` on any channel. The
-    running median ignores isolated peaks (mains hum, resonances) and isolated dips."""
-    from scipy.ndimage import median_filter
-
-    size = max(9, power.shape[0] // 100)
-    smooth = median_filter(power / floor, size=(size, 1), mode="nearest")
-    significant = np.any(smooth > threshold, axis=1)
-    significant[0] = False
-    idx = np.flatnonzero(significant[:-1])
-    return int(idx[-1]) if idx.size else 1
 
 
 def harmonic_mask(n_bins: int, harmonics: np.ndarray) -> np.ndarray:

@@ -95,6 +95,7 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         lines.append(f"dropped while reading: {measurement.dropped.summary()}")
 
     t = measurement.t
+    _check_measurement(measurement)
     signals = {"q": measurement.q, "tau": measurement.tau, "theta": measurement.theta}
     if opts.start is not None or opts.end is not None:
         lo = opts.start if opts.start is not None else t[0]
@@ -115,6 +116,8 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         raise RobidInputError(f"{where}: only {t.size} samples after resampling; at least {MIN_SAMPLES} are needed")
 
     result = _choose_and_run(t, sig, opts, where, lines)
+    if opts.decimate > 1 and result.mode != "nonperiodic":
+        lines.append(f"decimate {opts.decimate} ignored: decimation belongs to the non-periodic path")
     keep, standstill = _select(result, opts, lines)
     orders = max(2, opts.derivatives)
     d = result.derivs
@@ -145,6 +148,22 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         standstill=standstill,
         notes=measurement.notes,
     )
+
+
+def _check_measurement(m: Measurement) -> None:
+    """Measurements built in code (not read from a file) get the same basic checks as files."""
+    where = m.source
+    if m.q.ndim != 2 or m.tau.shape != m.q.shape or m.t.shape != (m.q.shape[0],):
+        raise RobidInputError(
+            f"{where}: t (N,), q and tau (N, dof) shapes disagree: {m.t.shape}, {m.q.shape}, {m.tau.shape}"
+        )
+    for name in ("t", "q", "tau", "theta"):
+        value = getattr(m, name)
+        if value is not None and not np.all(np.isfinite(value)):
+            raise RobidInputError(f"{where}: {name} holds NaN or inf")
+    if np.any(np.diff(m.t) <= 0):
+        k = int(np.flatnonzero(np.diff(m.t) <= 0)[0])
+        raise RobidInputError(f"{where}: sample {k + 2}: time {m.t[k + 1]:g} s does not follow {m.t[k]:g} s")
 
 
 def _check_options(o: ProcessingOptions, where: str) -> None:
@@ -283,12 +302,14 @@ def _periodic(
         harmonics = np.arange(1, min(int(np.floor(o.cutoff_hz * period + 1e-9)), bins - 2) + 1)
         how = f"all up to the cut-off {o.cutoff_hz:g} Hz"
     else:
-        power = np.abs(np.fft.rfft(np.concatenate([mean_q, mean_tau], axis=1), axis=0) / mm) ** 2
-        floor = noise.pooled_noise_floor(np.concatenate([harm_q, harm_tau], axis=1), kk)
+        # the band follows the positions: torques carry broadband harmonics of Coulomb friction (sign(qd)) that
+        # would let noise into the differentiated positions; the regressor is filtered to the same band
+        power = np.abs(np.fft.rfft(mean_q, axis=0) / mm) ** 2
+        floor = noise.pooled_noise_floor(harm_q, kk)
         floor = np.maximum(floor, 1e-24 * power.max(axis=0))  # below double precision: not a signal
         harmonics = periodic.select_harmonics_snr(power, np.maximum(floor, 1e-300), o.snr_threshold)
         how = (
-            f"where the averaged positions or torques stand {o.snr_threshold:g} times above the period-scatter "
+            f"where the averaged positions stand {o.snr_threshold:g} times above the period-scatter "
             "noise (running median over 17 harmonics)"
         )
         if o.excited_harmonics:
@@ -298,17 +319,39 @@ def _periodic(
         if harmonics.size == 0:
             harmonics = np.array([1])
     mask = periodic.harmonic_mask(bins, harmonics)
+    # Torque band: the rigid-body dynamics are nonlinear in the states, so a trajectory with H harmonics drives
+    # torques at many more (and Coulomb friction is broadband). Cutting the torque to the position band would
+    # throw that signal away and leave only 2H + 1 independent equations per joint. The torque keeps, besides
+    # the position band, every harmonic where it stands above its own period-scatter noise (or, with a
+    # cut-off, every harmonic below it); the regressor is filtered to the same band (apply_filter).
+    if o.cutoff_hz is not None or o.harmonics is not None:
+        mask_tau = mask.copy()
+        if o.harmonics is not None:
+            power_tau = np.abs(np.fft.rfft(mean_tau, axis=0) / mm) ** 2
+            floor_tau = np.maximum(noise.pooled_noise_floor(harm_tau, kk), 1e-24 * power_tau.max(axis=0))
+            extra = periodic.select_harmonics_snr(power_tau, np.maximum(floor_tau, 1e-300), o.snr_threshold)
+            mask_tau = mask_tau | periodic.harmonic_mask(bins, extra)
+    else:
+        power_tau = np.abs(np.fft.rfft(mean_tau, axis=0) / mm) ** 2
+        floor_tau = np.maximum(noise.pooled_noise_floor(harm_tau, kk), 1e-24 * power_tau.max(axis=0))
+        extra = periodic.select_harmonics_snr(power_tau, np.maximum(floor_tau, 1e-300), o.snr_threshold)
+        mask_tau = mask | periodic.harmonic_mask(bins, extra)
     orders = max(2, o.derivatives)
     derivs = periodic.spectral_derivatives(mean_q, mask, period, orders)
-    tau_f = periodic.spectral_derivatives(mean_tau, mask, period, 0)[0]
+    tau_f = periodic.spectral_derivatives(mean_tau, mask_tau, period, 0)[0]
     theta_f = None
     if "theta" in cut.periods:
         theta_f = periodic.spectral_derivatives(cut.periods["theta"][keep].mean(axis=0), mask, period, 0)[0]
     kept = tuple(int(x) for x in np.flatnonzero(mask[1:]) + 1)
     lines.append(
         f"DFT of the averaged period: kept DC and {len(kept)} harmonics ({how}): {_ranges(kept)} "
-        f"(highest {max(kept) / period:.4g} Hz); positions differentiated by (j h omega)^n, omega = 2 pi / T; "
-        "torques kept at the same harmonics"
+        f"(highest {max(kept) / period:.4g} Hz); positions differentiated by (j h omega)^n, omega = 2 pi / T"
+    )
+    kept_tau = tuple(int(x) for x in np.flatnonzero(mask_tau[1:]) + 1)
+    lines.append(
+        f"torques: kept DC and {len(kept_tau)} harmonics (the position band plus every harmonic where the averaged "
+        f"torque stands {o.snr_threshold:g} times above its period-scatter noise): {_ranges(kept_tau)}; the "
+        "regressor is filtered to the same band"
     )
     est = NoiseEstimate(
         q_std=_t(np.sqrt(var_q)),
@@ -316,7 +359,7 @@ def _periodic(
         q_std_processed=_t(np.sqrt(noise.processed_variance(harm_q, mask, omega, 0, mm))),
         qd_std_processed=_t(np.sqrt(noise.processed_variance(harm_q, mask, omega, 1, mm))),
         qdd_std_processed=_t(np.sqrt(noise.processed_variance(harm_q, mask, omega, 2, mm))),
-        tau_std_processed=_t(np.sqrt(noise.processed_variance(harm_tau, mask, omega, 0, mm))),
+        tau_std_processed=_t(np.sqrt(noise.processed_variance(harm_tau, mask_tau, omega, 0, mm))),
         method=f"scatter between {kk} periods (unbiased variance per sample and per harmonic)",
         per_harmonic_q=harm_q,
         per_harmonic_tau=harm_tau,
@@ -334,7 +377,7 @@ def _periodic(
             raise ValueError(f"apply_filter expects {mm} samples (one period), got {x.shape[0]}")
         spectrum = np.fft.rfft(x, axis=0)
         shape = (bins,) + (1,) * (x.ndim - 1)
-        return np.fft.irfft(spectrum * mask.reshape(shape), n=mm, axis=0)
+        return np.fft.irfft(spectrum * mask_tau.reshape(shape), n=mm, axis=0)
 
     return _Result(
         t=cut.t,

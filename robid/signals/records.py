@@ -141,7 +141,8 @@ class ProcessedSignals:
     ``t = t_start + m*T/M``. Non-periodic path: the filtered record with the edges trimmed (and decimated).
     ``keep`` (N, dof) marks the (sample, joint) rows the data selection kept (all True without selection).
     ``apply_filter`` applies the same linear filter to any signal on the grid ``t`` (axis 0) -- use it on
-    regressor columns for parallel filtering. ``method`` is a human-readable, multi-line account of every step.
+    regressor columns for parallel filtering; ``tau`` has already been through it (do not filter it again).
+    ``method`` is a human-readable, multi-line account of every step.
     """
 
     t: np.ndarray

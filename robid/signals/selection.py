@@ -56,10 +56,11 @@ def motion_span(t: np.ndarray, q: np.ndarray, relative: float = 0.02, speed: flo
     return int(idx[0]), int(idx[-1])
 
 
-def rest_to_rest_window(t: np.ndarray, q: np.ndarray, margin_fraction: float = 0.05):
+def rest_to_rest_window(t: np.ndarray, q: np.ndarray, margin_fraction: float = 0.25, margin_s: float = 1.0):
     """(first, last) sample indices of a rest-to-rest motion with rest margins on both sides, or None when
-    the record does not start and end at rest. The margin is ``margin_fraction`` of the motion's duration
-    (at least 5 samples), as far as the recorded rest allows."""
+    the record does not start and end at rest. The margins are generous -- ``margin_fraction`` of the
+    motion's duration and at least ``margin_s`` -- as far as the recorded rest allows, because the slow start
+    and end of a smooth motion fall below any speed threshold."""
     span = motion_span(t, q)
     if span is None:
         return None
@@ -68,7 +69,8 @@ def rest_to_rest_window(t: np.ndarray, q: np.ndarray, margin_fraction: float = 0
     need = 5
     if a < need or b > n - 1 - need:
         return None
-    margin = max(need, int(round(margin_fraction * (b - a))))
+    h = float(np.median(np.diff(t)))
+    margin = max(need, int(round(margin_fraction * (b - a))), int(round(margin_s / h)))
     return max(0, a - margin), min(n - 1, b + margin)
 
 

@@ -34,10 +34,11 @@ class ValidationPolicy:
     at its start or end) and record them, as long as at most ``max_drop_fraction`` of the rows go.
     ``max_gap_factor``: a time step longer than this many median steps is a break in the recording.
     ``saturation_run``: this many consecutive samples sitting exactly at a torque/current channel's extreme
-    value are a clipped signal. ``spike_factor``: a position that departs from the last good sample by more
-    than this many median steps of its channel (while moving, per time step) is a spike or a garbage row (0
-    disables the check). ``allow_constant``/``allow_saturated``: channel names (q4, tau2, ...) exempted; a
-    bare prefix (qd) exempts all channels of that signal.
+    value while the joint moves (by more than 1e-4 of its range) are a clipped signal.
+    ``spike_factor``: a position that departs from the last good sample by more than this many median steps
+    of its channel (while moving, per time step) is a spike or a garbage row (0 disables the check).
+    ``allow_constant``/``allow_saturated``: channel names (q4, tau2, ...) exempted; a bare prefix (qd)
+    exempts all channels of that signal.
     """
 
     drop_bad_rows: bool = False
@@ -128,10 +129,9 @@ def validate(
         raise RobidInputError(f"{where}: only {kept.size} usable samples, at least {policy.min_samples} are needed")
     if time is not None:
         _check_gaps(tables[time.table], time, kept, policy)
+    positions = {_joint(c.name): tables[c.table].values[kept, c.column] for c in channels if c.kind == "positions"}
     for ref in channels:
-        _check_channel(tables[ref.table], ref, kept, policy, notes)
-    if dropped:
-        notes.append(f"{where}: {record.summary()}")
+        _check_channel(tables[ref.table], ref, kept, policy, notes, positions.get(_joint(ref.name)))
     return ValidationResult(keep=keep, dropped=record, notes=tuple(notes))
 
 
@@ -274,12 +274,15 @@ def _check_jumps(
 
 
 def _longest_increasing(t: np.ndarray) -> np.ndarray:
-    """Indices of one longest strictly increasing subsequence (patience sorting, O(n log n))."""
+    """Indices of one longest strictly increasing subsequence (patience sorting, O(n log n)); of equal
+    values the first is kept."""
     tails: list[float] = []
     tail_index: list[int] = []
     parent = np.full(t.size, -1, dtype=int)
     for i, x in enumerate(t):
         k = bisect.bisect_left(tails, x)
+        if k < len(tails) and tails[k] == x:
+            continue  # a repeated stamp: the first occurrence stays, the repeat is the bad row
         if k == len(tails):
             tails.append(x)
             tail_index.append(i)
@@ -374,7 +377,12 @@ def _check_gaps(table: RawTable, ref: ChannelRef, kept: np.ndarray, policy: Vali
 
 
 def _check_channel(
-    table: RawTable, ref: ChannelRef, kept: np.ndarray, policy: ValidationPolicy, notes: list[str]
+    table: RawTable,
+    ref: ChannelRef,
+    kept: np.ndarray,
+    policy: ValidationPolicy,
+    notes: list[str],
+    position: np.ndarray | None,
 ) -> None:
     x = table.values[kept, ref.column]
     label = channel_label(table, ref)
@@ -392,7 +400,12 @@ def _check_channel(
         return
     for extreme in (hi, lo):
         start, length = _longest_run(x == extreme)
-        if length >= policy.saturation_run:
+        if length >= policy.saturation_run and position is not None:
+            # a torque that holds its value while the joint stands still is physics, not clipping
+            moving = np.ptp(position[start : start + length]) > 1e-4 * np.ptp(position)
+        else:
+            moving = True
+        if length >= policy.saturation_run and moving:
             r0, r1 = table.rows[kept[start]], table.rows[kept[start + length - 1]]
             if _allowed(ref.name, policy.allow_saturated):
                 notes.append(f"{table.file}: rows {r0}-{r1}, {label}: at its extreme {extreme:.6g} (allowed)")
@@ -401,6 +414,11 @@ def _check_channel(
                 f"{table.file}: rows {r0}-{r1}, {label}: saturated at {extreme:.6g} for {length} samples "
                 f"(clipped signal); if that is right, allow it with --allow-saturated {ref.name}"
             )
+
+
+def _joint(name: str) -> str:
+    """The joint number of a channel name: tau3 -> 3."""
+    return name.lstrip("abcdefghijklmnopqrstuvwxyz")
 
 
 def _allowed(name: str, allowed: tuple[str, ...]) -> bool:

@@ -103,8 +103,15 @@ class CompensatorTorques:
             ra, u, k, v0, offset, d0 = _constants(joint)
             # link point minus base point in frame i-1: d = d0 + Ra v(q);  dd/dq = Ra (u x v) or Ra u
             self._scalar.append(
-                (i, joint.revolute, offset, (ra @ v0 + d0).tolist(), (ra @ k @ v0).tolist(),
-                 (ra @ k @ k @ v0).tolist(), (ra @ u).tolist())
+                (
+                    i,
+                    joint.revolute,
+                    offset,
+                    (ra @ v0 + d0).tolist(),
+                    (ra @ k @ v0).tolist(),
+                    (ra @ k @ k @ v0).tolist(),
+                    (ra @ u).tolist(),
+                )
             )
 
     def _where(self, i: int) -> str:
@@ -142,6 +149,13 @@ class CompensatorTorques:
                 dd = rau
             length = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
             dl = (d[0] * dd[0] + d[1] * dd[1] + d[2] * dd[2]) / length
-            force = float(compensator_force(self.model.joints[i].compensator, length, self._where(i)))
+            comp = self.model.joints[i].compensator
+            if comp.type == "spring":
+                force = comp.stiffness * (comp.free_length - length)
+            else:
+                volume = comp.v0 - comp.area * (length - comp.l0)
+                if volume <= 0.0:
+                    force = float(compensator_force(comp, length, self._where(i)))  # raises, naming the joint
+                force = -comp.p0 * comp.area * (comp.v0 / volume) ** comp.n
             out.append((i, -force * dl))
         return out

@@ -8,7 +8,7 @@ divided by the gear ratio; Ia = rotor_inertia * gear_ratio^2 the reflected rotor
                        Ia theta_dd + f(thetad) + K (theta - q) + D (thetad - qd) = tau_m                 (Spong 1987)
 
 with the drive-side friction ``f(v) = fv v + fc tanh(v / eps) + f0`` (Coulomb smoothed for the integrator,
-``eps`` = :attr:`IntegratorSettings.coulomb_epsilon`, 1e-3 rad/s by default; |tanh - sign| < 1e-3 for
+``eps`` = :attr:`IntegratorSettings.coulomb_epsilon`, 1e-4 rad/s by default; |tanh - sign| < 1e-3 for
 |v| > 3.8 eps), ``fl`` the link-side viscous friction of an elastic joint, ``tau_comp = -F(l) dl/dq`` the
 balancer (robid.simulation.compensator) acting on the link side of its joint. M, c, g are the rigid-body terms
 of the robot's own recursive Newton-Euler (robid.simulation.rnea). The rotors' gyroscopic coupling is neglected
@@ -31,17 +31,18 @@ For an elastic joint the motor reference makes the link follow: with the link to
     theta_ref = q_r + tau_L / K,   thetad_ref = qd_r + dtau_L/dt / K,
     tau_ff    = Ia theta_dd_ref + tau_L + D dtau_L/dt / K (+ f(thetad_ref) for "full")
 
-The feed-forward is tabulated once on a grid (step :attr:`ControllerSettings.table_step`, 1 ms by default)
-from the analytic reference and interpolated with a cubic spline -- as a real controller computes it on its
-interpolation cycle. Time derivatives of tau_L come from that spline.
+The feed-forward is tabulated once over one period (step :attr:`ControllerSettings.table_step`, 1 ms by
+default) from the analytic reference and interpolated with a periodic cubic spline -- as a real controller
+computes it on its interpolation cycle. Time derivatives of tau_L come from that spline.
 
 Gains: ``controller: {position_gain, velocity_gain}`` of the robot file; joints without them get
 ``Kp = J w^2``, ``Kd = 2 zeta J w`` with ``J = Ia + M_jj(q_r(0))``, ``w = 2 pi * 5 Hz``, ``zeta = 0.7``
 (:class:`ControllerSettings`).
 
 Integrator: :func:`scipy.integrate.solve_ivp`, by default ``LSODA`` (switches automatically between Adams and
-BDF when the smoothed Coulomb friction makes the system stiff) with ``rtol = 1e-8`` and absolute tolerances
-1e-10 rad (m) on positions and 1e-8 rad/s (m/s) on velocities (:class:`IntegratorSettings`), dense output.
+BDF when the smoothed Coulomb friction makes the system stiff) with ``rtol = 1e-7`` and absolute tolerances
+1e-9 rad (m) on positions and 1e-7 rad/s (m/s) on velocities (:class:`IntegratorSettings`), dense output; the
+implicit phases use the approximate analytic Jacobian of :meth:`Plant.jacobian`.
 """
 
 from __future__ import annotations
@@ -87,10 +88,10 @@ class IntegratorSettings:
     """solve_ivp method and tolerances; ``coulomb_epsilon`` (rad/s or m/s) smooths sign(v) as tanh(v/eps)."""
 
     method: str = "LSODA"
-    rtol: float = 1e-8
-    atol_position: float = 1e-10
-    atol_velocity: float = 1e-8
-    coulomb_epsilon: float = 1e-3
+    rtol: float = 1e-7
+    atol_position: float = 1e-9
+    atol_velocity: float = 1e-7
+    coulomb_epsilon: float = 1e-4
     max_step: float = math.inf
 
     def __post_init__(self) -> None:
@@ -152,7 +153,9 @@ def joint_data(model: RobotModel, dynamics: RigidBodyDynamics, q0: np.ndarray, c
         fv[i], fc[i], f0[i] = joint.friction.viscous, joint.friction.coulomb, joint.friction.offset
         if joint.elasticity is not None:
             if ia[i] <= 0.0:
-                raise RobidInputError(f"{jw}: drive: rotor_inertia: an elastic joint needs a drive with rotor inertia > 0")
+                raise RobidInputError(
+                    f"{jw}: drive: rotor_inertia: an elastic joint needs a drive with rotor inertia > 0"
+                )
             if not joint.elasticity.stiffness > 0:
                 raise RobidInputError(f"{jw}: elasticity: stiffness: must be positive")
             elastic[i] = True
@@ -178,10 +181,12 @@ def friction_torque(data: JointData, v: np.ndarray, eps: float, index=slice(None
 
 
 class FeedForwardTable:
-    """Reference and feed-forward on a grid, interpolated by one cubic spline.
+    """Reference and feed-forward over one period, interpolated by one periodic cubic spline.
 
     Columns: q_ref (dof), qd_ref (dof), theta_ref (dof), thetad_ref (dof), tau_ff (dof); for a rigid joint
-    theta_ref = q_ref.
+    theta_ref = q_ref. The reference is T-periodic inside the motion, so time maps to t mod T there; a rest-to-rest
+    trajectory is at rest at t = 0 and holds that state outside [0, periods * T], where the table's value at
+    phase 0 applies. The memory used does not grow with the length of the run.
     """
 
     def __init__(
@@ -192,24 +197,23 @@ class FeedForwardTable:
         data: JointData,
         ctrl: ControllerSettings,
         eps: float,
-        t_start: float,
-        t_end: float,
     ):
         n = dynamics.dof
-        steps = max(8, int(math.ceil((t_end - t_start) / ctrl.table_step)))
-        t = np.linspace(t_start, t_end, steps + 1)
-        q, qd, qdd = reference.derivatives(t, 2)
+        period = reference.period
+        steps = max(16, int(math.ceil(period / ctrl.table_step)))
+        t = np.linspace(0.0, period, steps + 1)
+        q, qd, qdd = reference.trajectory_derivatives(t, 2)
         if ctrl.feedforward == "none":
             theta, thetad = q, qd
             tau_ff = np.zeros_like(q)
         else:
             tau_link = dynamics.inverse_dynamics(q, qd, qdd) + compensator.torque(q) + data.link_viscous * qd
             e = data.elastic
-            spline = CubicSpline(t, tau_link[:, e]) if e.any() else None
             stiff = data.stiffness[e]
             theta, thetad, thetadd = q.copy(), qd.copy(), qdd.copy()
             tau_ff = tau_link + data.reflected_inertia * qdd
-            if spline is not None:
+            if e.any():
+                spline = CubicSpline(t, _periodic_ends(tau_link[:, e]), bc_type="periodic")
                 dtau, ddtau = spline(t, 1), spline(t, 2)
                 theta[:, e] += tau_link[:, e] / stiff
                 thetad[:, e] += dtau / stiff
@@ -220,26 +224,58 @@ class FeedForwardTable:
             if ctrl.feedforward == "full":
                 tau_ff = tau_ff + friction_torque(data, thetad, eps)
         self.dof = n
-        self.t = t
-        self._spline = CubicSpline(t, np.hstack([q, qd, theta, thetad, tau_ff]), extrapolate=True)
+        self.period = period
+        self.motion = (0.0, reference.duration) if reference.rest_to_rest else None
+        table = _periodic_ends(np.hstack([q, qd, theta, thetad, tau_ff]))
+        self._spline = CubicSpline(t, table, bc_type="periodic")
+        self._breaks = self._spline.x
+        self._coefficients = self._spline.c  # (4, pieces, columns), highest power first
+        self._pieces = len(t) - 1
+        self._step = period / self._pieces
+
+    def phase_time(self, t):
+        """Time within the tabulated period for time(s) t."""
+        if np.ndim(t) == 0:
+            if self.motion is not None and (t < self.motion[0] or t > self.motion[1]):
+                return 0.0
+            return t % self.period
+        tau = np.mod(t, self.period)
+        if self.motion is not None:
+            tau = np.where((t < self.motion[0]) | (t > self.motion[1]), 0.0, tau)
+        return tau
 
     def __call__(self, t) -> tuple[np.ndarray, ...]:
         """(q_ref, qd_ref, theta_ref, thetad_ref, tau_ff) at t; each (dof,) for scalar t or (N, dof)."""
-        v = self._spline(t)
+        if np.ndim(t) == 0:  # the integrator's path: evaluate the cubic piece directly (PPoly's overhead dominates)
+            tau = float(self.phase_time(float(t)))
+            k = min(int(tau / self._step), self._pieces - 1)
+            dx = tau - self._breaks[k]
+            c = self._coefficients[:, k]
+            v = ((c[0] * dx + c[1]) * dx + c[2]) * dx + c[3]
+        else:
+            v = self._spline(self.phase_time(t))
         n = self.dof
         return v[..., :n], v[..., n : 2 * n], v[..., 2 * n : 3 * n], v[..., 3 * n : 4 * n], v[..., 4 * n :]
 
 
+def _periodic_ends(y: np.ndarray) -> np.ndarray:
+    """Make the last row equal the first (the series is periodic; rounding may differ in the last bits)."""
+    y = np.array(y, dtype=float)
+    y[-1] = y[0]
+    return y
+
+
 class Plant:
     """The virtual robot's closed loop. State x = [q (dof), qd (dof), theta_e (ne), thetad_e (ne)], e the elastic
-    joints in joint order. Build with :meth:`build`, integrate with :meth:`integrate`."""
+    joints in joint order. The robot starts on the reference state at ``t_start``; :meth:`integrate` runs it to
+    ``t_end``."""
 
     def __init__(
         self,
         model: RobotModel,
         reference: ReferenceMotion,
-        controller: ControllerSettings = ControllerSettings(),
-        integrator: IntegratorSettings = IntegratorSettings(),
+        controller: ControllerSettings | None = None,
+        integrator: IntegratorSettings | None = None,
         t_start: float = 0.0,
         t_end: float | None = None,
     ):
@@ -249,8 +285,8 @@ class Plant:
             )
         self.model = model
         self.reference = reference
-        self.controller = controller
-        self.integrator = integrator
+        self.controller = controller = ControllerSettings() if controller is None else controller
+        self.integrator = integrator = IntegratorSettings() if integrator is None else integrator
         self.dynamics = RigidBodyDynamics(model)
         self.compensator = CompensatorTorques(model)
         self.t_start = float(t_start)
@@ -259,6 +295,7 @@ class Plant:
         self.data = joint_data(model, self.dynamics, q0, controller)
         self.elastic_index = np.flatnonzero(self.data.elastic)
         self.rigid_index = np.flatnonzero(~self.data.elastic)
+        self._rigid_rotor = np.where(self.data.elastic, 0.0, self.data.reflected_inertia)  # on the diagonal of M
         self.table = FeedForwardTable(
             reference,
             self.dynamics,
@@ -266,8 +303,6 @@ class Plant:
             self.data,
             controller,
             integrator.coulomb_epsilon,
-            self.t_start - 0.01,
-            self.t_end + 0.01,
         )
 
     # ---- state layout ------------------------------------------------------------------------------------
@@ -294,8 +329,12 @@ class Plant:
         n, ne = self.model.dof, len(self.elastic_index)
         s = self.integrator
         return np.concatenate(
-            [np.full(n, s.atol_position), np.full(n, s.atol_velocity), np.full(ne, s.atol_position),
-             np.full(ne, s.atol_velocity)]
+            [
+                np.full(n, s.atol_position),
+                np.full(n, s.atol_velocity),
+                np.full(ne, s.atol_position),
+                np.full(ne, s.atol_velocity),
+            ]
         )
 
     # ---- controller --------------------------------------------------------------------------------------
@@ -309,25 +348,24 @@ class Plant:
 
     # ---- dynamics ----------------------------------------------------------------------------------------
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        """dx/dt of the closed loop (module docstring). Rigid and elastic joints share one vector form: on a rigid
+        joint theta = q, K = D = 0, so its drive-side quantities are the link-side ones."""
         d = self.data
-        eps = self.integrator.coulomb_epsilon
-        e, r = self.elastic_index, self.rigid_index
+        e = self.elastic_index
         q, qd, theta, thetad = self.split(x)
         tau_m = self.motor_torque(t, q, qd, theta, thetad)
         mass, bias = self.dynamics.mass_matrix_and_bias(q, qd)
-        force = -bias
+        friction = d.fv * thetad + d.fc * np.tanh(thetad / self.integrator.coulomb_epsilon) + d.f0
+        spring = d.stiffness * (theta - q) + d.damping * (thetad - qd)
+        force = np.where(d.elastic, spring - d.link_viscous * qd, tau_m - friction) - bias
         for i, tau_comp in self.compensator.torque_single(x.tolist()):
             force[i] -= tau_comp
-        force[r] += tau_m[r] - friction_torque(d, qd[r], eps, r)
-        mass[r, r] += d.reflected_inertia[r]
-        if len(e):
-            spring = d.stiffness[e] * (theta[e] - q[e]) + d.damping[e] * (thetad[e] - qd[e])
-            force[e] += spring - d.link_viscous[e] * qd[e]
-            thetadd = (tau_m[e] - friction_torque(d, thetad[e], eps, e) - spring) / d.reflected_inertia[e]
-        else:
-            thetadd = np.zeros(0)
+        mass.flat[:: self.model.dof + 1] += self._rigid_rotor
         qdd = np.linalg.solve(mass, force)
-        return np.concatenate([qd, qdd, thetad[e], thetadd])
+        if len(e):
+            thetadd = (tau_m[e] - friction[e] - spring[e]) / d.reflected_inertia[e]
+            return np.concatenate([qd, qdd, thetad[e], thetadd])
+        return np.concatenate([qd, qdd])
 
     def jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
         """Approximate d(rhs)/dx for the implicit methods: the stiff terms only -- PD gains, joint springs and
@@ -384,8 +422,17 @@ class Plant:
         )
         wall = time.perf_counter() - start
         stats = IntegratorStats(
-            s.method, s.rtol, s.atol_position, s.atol_velocity, s.coulomb_epsilon,
-            int(sol.nfev), int(sol.njev), int(sol.nlu), wall, bool(sol.success), str(sol.message),
+            s.method,
+            s.rtol,
+            s.atol_position,
+            s.atol_velocity,
+            s.coulomb_epsilon,
+            int(sol.nfev),
+            int(sol.njev),
+            int(sol.nlu),
+            wall,
+            bool(sol.success),
+            str(sol.message),
         )
         if not sol.success:
             raise RuntimeError(f"virtual robot: the integrator failed at t = {sol.t[-1]:.6g} s: {sol.message}")

@@ -37,10 +37,15 @@ class ReferenceMotion:
     def rest_to_rest(self) -> bool:
         return getattr(self.trajectory, "rest_order", None) is not None
 
+    def trajectory_derivatives(self, t: np.ndarray, max_order: int = 2) -> list[np.ndarray]:
+        """The Fourier series itself (no hold), [q, ..., q^(max_order)] each (N, dof)."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        return [np.asarray(self.trajectory.derivative(t, k), dtype=float) for k in range(max_order + 1)]
+
     def derivatives(self, t: np.ndarray, max_order: int = 2) -> list[np.ndarray]:
         """[q, qd, ..., q^(max_order)] at times t, each (N, dof)."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
-        out = [np.asarray(self.trajectory.derivative(t, k), dtype=float) for k in range(max_order + 1)]
+        out = self.trajectory_derivatives(t, max_order)
         if self.rest_to_rest:
             outside = (t < 0.0) | (t > self.duration)
             if np.any(outside):

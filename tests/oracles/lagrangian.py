@@ -1,144 +1,147 @@
 """Energy-based (Lagrange) inverse dynamics of small robots with sympy: a test oracle independent of robid.
 
 A robot is a list of rigid bodies, each placed relative to its parent body (or the base) by a homogeneous
-transform that depends on at most one joint variable. Serial chains and trees (fixed side branches) both
-work, and fixed joints need no merging: a body on a fixed joint simply adds its energy.
+transform of the form ``before . Motion(q + offset) . after`` (``Motion`` a rotation about / translation
+along a unit axis; fixed joints have no motion). Standard DH, modified DH, URDF joints and robid's
+A . M(q) . B all have this form; the builders below write each convention out literally. Serial chains and
+trees (fixed side branches) both work, and fixed joints need no merging: a body on a fixed joint simply
+adds its energy.
 
-For every body b with pose (R_b(q), p_b(q)) in the base frame the oracle differentiates the forward
-kinematics symbolically:
+Symbolic representation: exact polynomials (sympy ``ring`` over QQ) in c_i = cos q_i, s_i = sin q_i for
+revolute joints and in q_i for prismatic joints; constants are the exact rationals of the given floats.
+d/dq_i acts as  -s_i d/dc_i + c_i d/ds_i  (revolute) or d/dq_i (prismatic). Nothing is simplified, so
+c^2 + s^2 = 1 is never assumed; the polynomials are exact and are only evaluated at the end.
 
-* linear velocity of the body origin      v_b = (dp_b/dq) qd                       (base frame)
-* angular velocity in the body frame      [w_b]x = R_b^T dR_b/dt = sum_k R_b^T (dR_b/dq_k) qd_k
+For every body b with pose (R_b(q), p_b(q)) in the base frame, by differentiating the forward kinematics:
 
-and builds the Lagrangian L = T - V with
+* origin velocity (base frame)           v_b = (dp_b/dq) qd
+* angular velocity in the body frame     [w_b]x = R_b^T dR_b/dt = sum_k R_b^T (dR_b/dq_k) qd_k
+
+The Lagrangian is L = 1/2 qd^T K(q) qd - V(q):
 
 * COM form (used for the torque):      T = 1/2 m |v_c|^2 + 1/2 w^T I_c w,   p_c = p_b + R_b c,
                                         V = -m g . p_c
 * origin form (used for the regressor): T = 1/2 m |u|^2 + u . (w x h) + 1/2 w^T I_O w,  u = R_b^T v_b,
                                         V = -g . (m p_b + R_b h),  h = m c (first moments),
 
-where I_c is the inertia about the centre of mass and I_O = I_c + m (c.c E - c c^T) the inertia about the
-body origin, both in body axes with the tensor convention (products are the off-diagonal entries).
-The origin form is linear in the ten standard parameters (m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz), so
-each regressor column is the Euler-Lagrange operator applied to that parameter's energy coefficient.
-Joint torques follow literally from tau_i = d/dt (dL/dqd_i) - dL/dq_i with
-d/dt f(q, qd) = sum_j (df/dq_j qd_j + df/dqd_j qdd_j).
+with I_c the inertia about the centre of mass and I_O = I_c + m (c.c E - c c^T) the inertia about the body
+origin, both in body axes with the tensor convention (products are the off-diagonal entries). The origin
+form is linear in the ten standard parameters (m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz), so each
+regressor column is the Euler-Lagrange operator applied to that parameter's energy coefficient.
 
-Keep it to small robots (<= 4 movable joints): the symbolic expressions grow quickly.
+Euler-Lagrange: tau_i = d/dt dL/dqd_i - dL/dq_i = (K qdd)_i + sum_k (dK/dq_k qd_k qd)_i
+- 1/2 qd^T (dK/dq_i) qd + dV/dq_i, where K, dK/dq_k and dV/dq_k are the symbolic polynomials evaluated
+at the state.
+
+Keep it to small robots (<= 4 movable joints): the polynomials grow quickly with the number of joints.
 """
 
 from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import sympy as sp
+from sympy import QQ
+from sympy.polys.rings import ring
 
 #: order of the ten standard parameters of one body
 PARAMETERS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
 
-Transform = Callable[[sp.Expr | None], sp.Matrix]
-
 
 # --------------------------------------------------------------------------------------------------------
-# elementary symbolic transforms
+# numeric constant transforms (numpy), used to write each convention literally
 # --------------------------------------------------------------------------------------------------------
-def num(x) -> sp.Expr:
-    """Exact integers stay integers (keeps structural zeros), other numbers become sympy Floats."""
-    if isinstance(x, sp.Basic):
-        return x
-    xf = float(x)
-    if xf == round(xf) and abs(xf) < 1e15:
-        return sp.Integer(int(round(xf)))
-    return sp.Float(xf)
+def cos_sin(angle: float) -> tuple[float, float]:
+    """cos, sin with exact values at multiples of pi/2 (keeps the polynomials sparse)."""
+    quarter = angle / (math.pi / 2)
+    if abs(quarter - round(quarter)) < 1e-13:
+        return [(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)][int(round(quarter)) % 4]
+    return math.cos(angle), math.sin(angle)
 
 
-def homogeneous(rotation, translation) -> sp.Matrix:
-    t = sp.eye(4)
-    for i in range(3):
-        for j in range(3):
-            t[i, j] = num(rotation[i][j]) if not isinstance(rotation, sp.Matrix) else rotation[i, j]
-        t[i, 3] = num(translation[i])
+def trans(x, y, z) -> np.ndarray:
+    t = np.eye(4)
+    t[:3, 3] = (x, y, z)
     return t
 
 
-def trans(x, y, z) -> sp.Matrix:
-    return homogeneous(sp.eye(3), (x, y, z))
+def rot_x(angle) -> np.ndarray:
+    c, s = cos_sin(angle)
+    t = np.eye(4)
+    t[1:3, 1:3] = [[c, -s], [s, c]]
+    return t
 
 
-def rot_x(angle) -> sp.Matrix:
-    c, s = sp.cos(angle), sp.sin(angle)
-    return homogeneous(sp.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]]), (0, 0, 0))
+def rot_y(angle) -> np.ndarray:
+    c, s = cos_sin(angle)
+    t = np.eye(4)
+    t[0, 0], t[0, 2], t[2, 0], t[2, 2] = c, s, -s, c
+    return t
 
 
-def rot_y(angle) -> sp.Matrix:
-    c, s = sp.cos(angle), sp.sin(angle)
-    return homogeneous(sp.Matrix([[c, 0, s], [0, 1, 0], [-s, 0, c]]), (0, 0, 0))
+def rot_z(angle) -> np.ndarray:
+    c, s = cos_sin(angle)
+    t = np.eye(4)
+    t[0:2, 0:2] = [[c, -s], [s, c]]
+    return t
 
 
-def rot_z(angle) -> sp.Matrix:
-    c, s = sp.cos(angle), sp.sin(angle)
-    return homogeneous(sp.Matrix([[c, -s, 0], [s, c, 0], [0, 0, 1]]), (0, 0, 0))
-
-
-def rot_axis(axis, angle) -> sp.Matrix:
-    """Rotation about a unit axis: R = u u^T + cos(a) (E - u u^T) + sin(a) [u]x (axis-angle form)."""
-    u = sp.Matrix([num(a) for a in axis])
-    ux = sp.Matrix([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
-    uu = u * u.T
-    r = uu + sp.cos(angle) * (sp.eye(3) - uu) + sp.sin(angle) * ux
-    return homogeneous(r, (0, 0, 0))
-
-
-def rpy(roll, pitch, yaw) -> sp.Matrix:
+def rpy(roll, pitch, yaw) -> np.ndarray:
     """URDF fixed-axis roll-pitch-yaw: Rz(yaw) Ry(pitch) Rx(roll)."""
-    return rot_z(num(yaw)) * rot_y(num(pitch)) * rot_x(num(roll))
+    return rot_z(yaw) @ rot_y(pitch) @ rot_x(roll)
+
+
+def homogeneous(rotation, translation) -> np.ndarray:
+    t = np.eye(4)
+    t[:3, :3] = np.asarray(rotation, dtype=float)
+    t[:3, 3] = np.asarray(translation, dtype=float)
+    return t
 
 
 # --------------------------------------------------------------------------------------------------------
-# joint transforms (each returns a callable q -> T_parent,body)
+# joints: before . Motion(q + offset) . after
 # --------------------------------------------------------------------------------------------------------
-def fixed(t: sp.Matrix) -> Transform:
-    return lambda q: t
+@dataclass(frozen=True)
+class JointSpec:
+    kind: str  # "revolute" | "prismatic" | "fixed"
+    before: np.ndarray
+    axis: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    after: np.ndarray = field(default_factory=lambda: np.eye(4))
+    offset: float = 0.0
 
 
-def dh(kind: str, a, alpha, d, theta) -> Transform:
-    """Standard DH: Rz(theta) Tz(d) Tx(a) Rx(alpha); the joint variable adds to theta (R) or d (P)."""
-    a, alpha, d, theta = (num(v) for v in (a, alpha, d, theta))
-    if kind == "revolute":
-        return lambda q: rot_z(q + theta) * trans(0, 0, d) * trans(a, 0, 0) * rot_x(alpha)
-    return lambda q: rot_z(theta) * trans(0, 0, q + d) * trans(a, 0, 0) * rot_x(alpha)
+def fixed(t: np.ndarray) -> JointSpec:
+    return JointSpec("fixed", np.asarray(t, dtype=float))
 
 
-def mdh(kind: str, a, alpha, d, theta) -> Transform:
-    """Modified (Craig) DH: Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)."""
-    a, alpha, d, theta = (num(v) for v in (a, alpha, d, theta))
-    if kind == "revolute":
-        return lambda q: rot_x(alpha) * trans(a, 0, 0) * rot_z(q + theta) * trans(0, 0, d)
-    return lambda q: rot_x(alpha) * trans(a, 0, 0) * rot_z(theta) * trans(0, 0, q + d)
+def dh(kind: str, a, alpha, d, theta) -> JointSpec:
+    """Standard DH  Rz(theta) Tz(d) Tx(a) Rx(alpha); q adds to theta (revolute) or to d (prismatic)."""
+    if kind == "revolute":  # Rz(q + theta) . [Tz(d) Tx(a) Rx(alpha)]
+        return JointSpec(kind, np.eye(4), (0, 0, 1), trans(0, 0, d) @ trans(a, 0, 0) @ rot_x(alpha), theta)
+    # [Rz(theta)] . Tz(q + d) . [Tx(a) Rx(alpha)]
+    return JointSpec(kind, rot_z(theta), (0, 0, 1), trans(a, 0, 0) @ rot_x(alpha), d)
 
 
-def screw(kind: str, before: sp.Matrix, axis, after: sp.Matrix, offset=0.0) -> Transform:
-    """before . (rotation about / translation along the unit axis by q + offset) . after."""
-    off = num(offset)
-    if kind == "revolute":
-        return lambda q: before * rot_axis(axis, q + off) * after
-    u = [num(a) for a in axis]
-    return lambda q: before * trans(*(ui * (q + off) for ui in u)) * after
+def mdh(kind: str, a, alpha, d, theta) -> JointSpec:
+    """Modified (Craig) DH  Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)."""
+    if kind == "revolute":  # [Rx(alpha) Tx(a)] . Rz(q + theta) . [Tz(d)]
+        return JointSpec(kind, rot_x(alpha) @ trans(a, 0, 0), (0, 0, 1), trans(0, 0, d), theta)
+    # [Rx(alpha) Tx(a) Rz(theta)] . Tz(q + d)
+    return JointSpec(kind, rot_x(alpha) @ trans(a, 0, 0) @ rot_z(theta), (0, 0, 1), np.eye(4), d)
 
 
-def urdf_joint(kind: str, xyz, rpy_angles, axis=(1, 0, 0)) -> Transform:
-    """URDF joint: origin Trans(xyz) Rz Ry Rx, then the motion about / along <axis> (unit)."""
-    origin = trans(*(num(v) for v in xyz)) * rpy(*rpy_angles)
+def urdf_joint(kind: str, xyz, rpy_angles, axis=(1, 0, 0)) -> JointSpec:
+    """URDF joint: origin Trans(xyz) Rz Ry Rx, then the motion about / along <axis> (normalised here)."""
+    origin = trans(*xyz) @ rpy(*rpy_angles)
     if kind == "fixed":
         return fixed(origin)
     norm = math.sqrt(sum(float(a) ** 2 for a in axis))
-    unit = [float(a) / norm for a in axis]
-    return screw("revolute" if kind == "continuous" else kind, origin, unit, sp.eye(4))
+    unit = tuple(float(a) / norm for a in axis)
+    return JointSpec("revolute" if kind == "continuous" else kind, origin, unit)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -146,18 +149,17 @@ def urdf_joint(kind: str, xyz, rpy_angles, axis=(1, 0, 0)) -> Transform:
 # --------------------------------------------------------------------------------------------------------
 @dataclass
 class Body:
-    """A rigid body placed by ``transform`` in its parent's frame (parent -1 = base).
+    """A rigid body placed by ``joint`` in its parent's frame (parent -1 = base, None = previous body).
 
-    ``kind`` is "revolute", "prismatic" or "fixed"; inertia_com is the 3x3 tensor about the COM, body axes.
+    inertia_com is the 3x3 tensor about the COM in body axes; com is in body coordinates.
     """
 
     name: str
-    kind: str
-    transform: Transform
+    joint: JointSpec
     mass: float = 0.0
     com: Sequence[float] = (0.0, 0.0, 0.0)
     inertia_com: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
-    parent: int | None = None  # None = previous body in the list (serial chain)
+    parent: int | None = None
 
     def standard_parameters(self) -> np.ndarray:
         """(m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz) about the body origin (Steiner's theorem)."""
@@ -173,160 +175,248 @@ def inertia_matrix(xx, yy, zz, xy, xz, yz) -> np.ndarray:
     return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=float)
 
 
+# --------------------------------------------------------------------------------------------------------
+# small polynomial-matrix helpers (lists of lists of ring elements)
+# --------------------------------------------------------------------------------------------------------
+def _matmul(a, b):
+    return [[sum((a[i][k] * b[k][j] for k in range(len(b))), a[0][0].ring.zero) for j in range(len(b[0]))]
+            for i in range(len(a))]
+
+
+def _transpose(a):
+    return [list(r) for r in zip(*a, strict=True)]
+
+
+def _col(a, j):
+    return [row[j] for row in a]
+
+
 class LagrangianDynamics:
     """tau(q, qd, qdd) and the standard-parameter regressor of a small robot, by Lagrange with sympy."""
 
     def __init__(self, bodies: Sequence[Body], gravity: Sequence[float]):
         self.bodies = list(bodies)
-        self.gravity = sp.Matrix([num(g) for g in gravity])
-        self.joint_names = [b.name for b in self.bodies if b.kind != "fixed"]
-        n = len(self.joint_names)
+        self.movable = [b for b in self.bodies if b.joint.kind != "fixed"]
+        self.joint_names = [b.name for b in self.movable]
+        self.dof = n = len(self.movable)
         if n > 5:
             raise ValueError("the sympy Lagrangian oracle is meant for small robots (<= 4-5 joints)")
-        self.dof = n
-        self.q = sp.symbols(f"q0:{n}", real=True)
-        self.qd = sp.symbols(f"qd0:{n}", real=True)
-        self.qdd = sp.symbols(f"qdd0:{n}", real=True)
         self.parameter_names = [f"{p}_{b.name}" for b in self.bodies for p in PARAMETERS]
+        names = []
+        for k, b in enumerate(self.movable):
+            names += [f"c{k}", f"s{k}"] if b.joint.kind == "revolute" else [f"x{k}"]
+        self.ring, *gens = ring(",".join(names), QQ)
+        self._vars = {}  # joint index -> generators
+        g = iter(gens)
+        for k, b in enumerate(self.movable):
+            self._vars[k] = (next(g), next(g)) if b.joint.kind == "revolute" else (next(g),)
+        self.gravity = [self._const(x) for x in gravity]
         self._kinematics()
         self._tau_fn = None
         self._regressor_fn = None
 
+    # ---------------------------------------------------------------- symbolic helpers
+    def _const(self, x: float):
+        return self.ring(QQ(*float(x).as_integer_ratio()))
+
+    def _const_matrix(self, m: np.ndarray):
+        return [[self._const(x) for x in row] for row in np.asarray(m, dtype=float)]
+
+    def _d(self, p, k: int):
+        """d p / d q_k."""
+        v = self._vars[k]
+        if len(v) == 2:
+            c, s = v
+            return -s * p.diff(c) + c * p.diff(s)
+        return p.diff(v[0])
+
+    def _motion(self, joint: JointSpec, k: int):
+        """Rotation about / translation along the unit axis by q_k + offset, as a 4x4 polynomial matrix."""
+        r = self.ring
+        u = np.asarray(joint.axis, dtype=float)
+        if joint.kind == "revolute":
+            c, s = self._vars[k]
+            co, so = cos_sin(joint.offset)
+            cq = c * self._const(co) - s * self._const(so)  # cos(q + offset)
+            sq = s * self._const(co) + c * self._const(so)  # sin(q + offset)
+            uu = np.outer(u, u)
+            ux = np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
+            # axis-angle: R = u u^T + cos (E - u u^T) + sin [u]x
+            m = [[self._const(uu[i, j]) + cq * self._const((np.eye(3) - uu)[i, j]) + sq * self._const(ux[i, j])
+                  for j in range(3)] + [r.zero] for i in range(3)]
+        else:
+            (x,) = self._vars[k]
+            shift = x + self._const(joint.offset)
+            m = [[r(1) if i == j else r.zero for j in range(3)] + [shift * self._const(u[i])] for i in range(3)]
+        m.append([r.zero, r.zero, r.zero, r(1)])
+        return m
+
     # ---------------------------------------------------------------- kinematics by differentiation
     def _kinematics(self) -> None:
-        # Entries are kept expanded as polynomials in cos/sin of the joint angles (and prismatic q), which
-        # keeps the derivatives small; nothing is simplified, so no identity is assumed.
-        poses: list[sp.Matrix] = []
+        poses = []
         k = 0
-        self.body_joint_index = []
         for i, body in enumerate(self.bodies):
             parent = i - 1 if body.parent is None else body.parent
-            base = sp.eye(4) if parent < 0 else poses[parent]
-            if body.kind == "fixed":
-                local = body.transform(None)
-                self.body_joint_index.append(None)
-            else:
-                local = body.transform(self.q[k])
-                self.body_joint_index.append(k)
+            base = self._const_matrix(np.eye(4)) if parent < 0 else poses[parent]
+            joint = body.joint
+            local = self._const_matrix(joint.before)
+            if joint.kind != "fixed":
+                local = _matmul(_matmul(local, self._motion(joint, k)), self._const_matrix(joint.after))
                 k += 1
-            poses.append(_expand(base * local))
+            poses.append(_matmul(base, local))
         self.poses = poses
-        q = sp.Matrix(self.q)
         self._jac = []
         for t in poses:
-            r = t[:3, :3]
-            p = t[:3, 3]
-            jp = _expand(p.jacobian(q)) if self.dof else sp.zeros(3, 0)  # d p / d q, base frame
-            jw = sp.zeros(3, self.dof)  # body-frame angular velocity per unit qd_k: [w]x = R^T dR/dq_k
+            r = [row[:3] for row in t[:3]]
+            p = [t[i][3] for i in range(3)]
+            jp = [[self._d(p[i], kk) for kk in range(self.dof)] for i in range(3)]  # dp/dq, base frame
+            jw = [[None] * self.dof for _ in range(3)]  # body-frame angular velocity per unit qd_k
             for kk in range(self.dof):
-                s = r.T * r.diff(self.q[kk])
-                jw[:, kk] = _expand(sp.Matrix([s[2, 1], s[0, 2], s[1, 0]]))
+                dr = [[self._d(x, kk) for x in row] for row in r]
+                s = _matmul(_transpose(r), dr)  # [w]x = R^T dR/dq_k
+                jw[0][kk], jw[1][kk], jw[2][kk] = s[2][1], s[0][2], s[1][0]
             self._jac.append((r, p, jp, jw))
 
-    # ---------------------------------------------------------------- Euler-Lagrange operator
-    def _euler_lagrange(self, kinetic: sp.Matrix, potential: sp.Expr) -> list[sp.Expr]:
-        """tau_i = d/dt dL/dqd_i - dL/dq_i for L = 1/2 qd^T K(q) qd - V(q) (K symmetric, n x n)."""
-        qd = sp.Matrix(self.qd)
-        lagrangian = sp.expand((qd.T * kinetic * qd)[0, 0] / 2 - potential)
-        tau = []
-        for i in range(self.dof):
-            dl_dqd = sp.diff(lagrangian, self.qd[i])
-            ddt = sum(
-                (sp.diff(dl_dqd, self.q[j]) * self.qd[j] + sp.diff(dl_dqd, self.qd[j]) * self.qdd[j])
-                for j in range(self.dof)
-            )
-            tau.append(sp.expand(ddt - sp.diff(lagrangian, self.q[i])))
-        return tau
-
-    # ---------------------------------------------------------------- COM form: torque
-    def _tau_expressions(self) -> list[sp.Expr]:
+    # ---------------------------------------------------------------- energies
+    def _energies_com(self):
+        """COM form: T = 1/2 m |v_c|^2 + 1/2 w^T I_c w = 1/2 qd^T K qd, V = -m g . p_c, summed over bodies."""
         n = self.dof
-        kinetic = sp.zeros(n, n)
-        potential = sp.Integer(0)
-        q = sp.Matrix(self.q)
+        zero = self.ring.zero
+        kinetic = [[zero] * n for _ in range(n)]
+        potential = zero
         for body, (r, p, _jp, jw) in zip(self.bodies, self._jac, strict=True):
-            m = num(body.mass)
-            if m == 0 and not np.any(body.inertia_com):
+            if body.mass == 0 and not np.any(body.inertia_com):
                 continue
-            c = sp.Matrix([num(x) for x in body.com])
-            pc = _expand(p + r * c)
-            jc = _expand(pc.jacobian(q))  # COM velocity = jc qd
-            ic = sp.Matrix(3, 3, [num(x) for x in np.asarray(body.inertia_com, dtype=float).ravel()])
-            # T = 1/2 m |v_c|^2 + 1/2 w^T I_c w = 1/2 qd^T (m jc^T jc + jw^T I_c jw) qd
-            kinetic += m * jc.T * jc + jw.T * ic * jw
-            potential += -m * (self.gravity.T * pc)[0, 0]
-        return self._euler_lagrange(_expand(kinetic), potential)
+            m = self._const(body.mass)
+            c = [self._const(x) for x in body.com]
+            pc = [p[i] + sum((r[i][j] * c[j] for j in range(3)), zero) for i in range(3)]
+            jc = [[self._d(pc[i], kk) for kk in range(n)] for i in range(3)]
+            ic = self._const_matrix(body.inertia_com)
+            jtj = _matmul(_transpose(jc), jc)
+            jij = _matmul(_matmul(_transpose(jw), ic), jw)
+            for i in range(n):
+                for j in range(n):
+                    kinetic[i][j] += m * jtj[i][j] + jij[i][j]
+            potential -= m * sum((self.gravity[i] * pc[i] for i in range(3)), zero)
+        return [(kinetic, potential)]
 
-    # ---------------------------------------------------------------- origin form: regressor
-    def _regressor_expressions(self) -> sp.Matrix:
-        columns = []
+    def _energies_origin(self):
+        """Origin form, one (K_p, V_p) per standard parameter: T = sum_p pi_p 1/2 qd^T K_p qd, V = sum_p pi_p V_p.
+
+        T_b = 1/2 m |u|^2 + u . (w x h) + 1/2 w^T I_O w, u = R^T v the origin velocity in body axes,
+        and u . (w x h) = h . (u x w).
+        """
+        n = self.dof
+        zero = self.ring.zero
+        out = []
         for r, p, jp, jw in self._jac:
-            ju = _expand(r.T * jp)  # origin velocity in body axes = ju qd
-            rows_u = [ju[a, :] for a in range(3)]
-            rows_w = [jw[a, :] for a in range(3)]
+            ju = _matmul(_transpose(r), jp)  # u = ju qd
 
-            def sym(a, b):  # quadratic form of (a qd)(b qd) as 1/2 qd^T K qd
-                return a.T * b + b.T * a
+            def outer(a, b):  # (a.qd)(b.qd) = 1/2 qd^T (a b^T + b a^T) qd
+                return [[a[i] * b[j] + b[i] * a[j] for j in range(n)] for i in range(n)]
 
-            # u . (w x h) = h . (u x w): (u x w)_x = u_y w_z - u_z w_y, ...
-            cross = [
-                sym(rows_u[1], rows_w[2]) - sym(rows_u[2], rows_w[1]),
-                sym(rows_u[2], rows_w[0]) - sym(rows_u[0], rows_w[2]),
-                sym(rows_u[0], rows_w[1]) - sym(rows_u[1], rows_w[0]),
+            def sub(a, b):
+                return [[a[i][j] - b[i][j] for j in range(n)] for i in range(n)]
+
+            def half(a):  # 1/2 (a.qd)^2 = 1/2 qd^T (a a^T) qd
+                return [[a[i] * a[j] for j in range(n)] for i in range(n)]
+
+            u, w = ju, jw
+            g_p = -sum((self.gravity[i] * p[i] for i in range(3)), zero)
+            g_r = [-sum((self.gravity[i] * r[i][j] for i in range(3)), zero) for j in range(3)]
+            out += [
+                (_matmul(_transpose(ju), ju), g_p),  # m: 1/2 |u|^2
+                (sub(outer(u[1], w[2]), outer(u[2], w[1])), g_r[0]),  # mx: (u x w)_x
+                (sub(outer(u[2], w[0]), outer(u[0], w[2])), g_r[1]),  # my
+                (sub(outer(u[0], w[1]), outer(u[1], w[0])), g_r[2]),  # mz
+                (half(w[0]), zero),  # Ixx: 1/2 wx^2
+                (outer(w[0], w[1]), zero),  # Ixy: wx wy
+                (outer(w[0], w[2]), zero),  # Ixz
+                (half(w[1]), zero),  # Iyy
+                (outer(w[1], w[2]), zero),  # Iyz
+                (half(w[2]), zero),  # Izz
             ]
-            g_p = (self.gravity.T * p)[0, 0]
-            g_r = self.gravity.T * r
-            zero = sp.Integer(0)
-            energies = [
-                (ju.T * ju, -g_p),  # m: 1/2 |u|^2
-                (cross[0], -g_r[0]),  # mx
-                (cross[1], -g_r[1]),  # my
-                (cross[2], -g_r[2]),  # mz
-                (rows_w[0].T * rows_w[0], zero),  # Ixx: 1/2 wx^2
-                (sym(rows_w[0], rows_w[1]), zero),  # Ixy: wx wy
-                (sym(rows_w[0], rows_w[2]), zero),  # Ixz: wx wz
-                (rows_w[1].T * rows_w[1], zero),  # Iyy
-                (sym(rows_w[1], rows_w[2]), zero),  # Iyz
-                (rows_w[2].T * rows_w[2], zero),  # Izz
-            ]
-            for kinetic, potential in energies:
-                columns.append(self._euler_lagrange(_expand(kinetic), potential))
-        return sp.Matrix(self.dof, len(columns), lambda i, j: columns[j][i])
+        return out
 
     # ---------------------------------------------------------------- numeric evaluation
-    def _lambdify(self, expressions):
-        return sp.lambdify((self.q, self.qd, self.qdd), expressions, modules="numpy", cse=True)
+    def _compile(self, energies):
+        """Polynomials K, dK/dq_k, dV/dq_k of every energy, compiled to one monomial evaluation."""
+        n = self.dof
+        polys = []
+        for kinetic, potential in energies:
+            polys += [kinetic[i][j] for i in range(n) for j in range(n)]
+            polys += [self._d(kinetic[i][j], k) for k in range(n) for i in range(n) for j in range(n)]
+            polys += [self._d(potential, k) for k in range(n)]
+        monomials: dict[tuple, int] = {}
+        entries = []
+        for row, p in enumerate(polys):
+            for monom, coeff in p.terms():
+                col = monomials.setdefault(monom, len(monomials))
+                entries.append((row, col, float(coeff)))
+        exponents = np.array(list(monomials), dtype=float).reshape(len(monomials), self.ring.ngens)
+        coeffs = np.zeros((len(polys), max(len(monomials), 1)))
+        for row, col, value in entries:
+            coeffs[row, col] += value
+        block = n * n + n**3 + n
+        count = len(energies)
+
+        def evaluate(q: np.ndarray):
+            variables = []
+            for k, b in enumerate(self.movable):
+                if b.joint.kind == "revolute":
+                    variables += [np.cos(q[:, k]), np.sin(q[:, k])]
+                else:
+                    variables += [q[:, k]]
+            vals = np.ones((q.shape[0], exponents.shape[0]))
+            for v, x in enumerate(variables):
+                vals *= x[:, None] ** exponents[:, v][None, :]
+            values = (vals @ coeffs[:, : exponents.shape[0]].T).reshape(q.shape[0], count, block)
+            kin = values[:, :, : n * n].reshape(-1, count, n, n)
+            dkin = values[:, :, n * n : n * n + n**3].reshape(-1, count, n, n, n)
+            dpot = values[:, :, n * n + n**3 :]
+            return kin, dkin, dpot
+
+        return evaluate
+
+    @staticmethod
+    def _euler_lagrange(kin, dkin, dpot, qd, qdd) -> np.ndarray:
+        """tau_i = d/dt dL/dqd_i - dL/dq_i for L = 1/2 qd^T K(q) qd - V(q), per sample and energy:
+        d/dt (K qd) = K qdd + sum_k (dK/dq_k qd_k) qd,  dL/dq_i = 1/2 qd^T dK/dq_i qd - dV/dq_i."""
+        return (
+            np.einsum("spij,sj->spi", kin, qdd)
+            + np.einsum("spkij,sk,sj->spi", dkin, qd, qd)
+            - 0.5 * np.einsum("spkij,si,sj->spk", dkin, qd, qd)
+            + dpot
+        )
 
     def inverse_dynamics(self, q, qd, qdd) -> np.ndarray:
         """(N, dof) joint torques (COM-form Lagrangian) for states shaped (N, dof)."""
         if self._tau_fn is None:
-            self._tau_fn = self._lambdify(self._tau_expressions())
-        return _evaluate(self._tau_fn, q, qd, qdd, (self.dof,))
+            self._tau_fn = self._compile(self._energies_com())
+        q, qd, qdd = _states(q, qd, qdd)
+        return self._euler_lagrange(*self._tau_fn(q), qd, qdd)[:, 0, :]
 
     def regressor(self, q, qd, qdd) -> np.ndarray:
         """(N, dof, 10*bodies) regressor in the order of ``parameter_names`` (origin-form Lagrangian)."""
         if self._regressor_fn is None:
-            self._regressor_fn = self._lambdify(self._regressor_expressions())
-        return _evaluate(self._regressor_fn, q, qd, qdd, (self.dof, len(self.parameter_names)))
+            self._regressor_fn = self._compile(self._energies_origin())
+        q, qd, qdd = _states(q, qd, qdd)
+        return np.transpose(self._euler_lagrange(*self._regressor_fn(q), qd, qdd), (0, 2, 1))
 
     def standard_parameters(self) -> np.ndarray:
         return np.concatenate([b.standard_parameters() for b in self.bodies])
 
     def forward_kinematics(self, q) -> list[np.ndarray]:
-        subs = dict(zip(self.q, np.asarray(q, dtype=float), strict=True))
-        return [np.array(t.subs(subs).evalf(), dtype=float) for t in self.poses]
+        """Numeric 4x4 body poses at one configuration (evaluates the symbolic poses)."""
+        q = np.asarray(q, dtype=float)
+        point = []
+        for k, b in enumerate(self.movable):
+            point += [math.cos(q[k]), math.sin(q[k])] if b.joint.kind == "revolute" else [float(q[k])]
+        return [np.array([[float(x(*point)) if point else float(x) for x in row] for row in t]) for t in self.poses]
 
 
-def _expand(m: sp.Matrix) -> sp.Matrix:
-    return m.applyfunc(sp.expand)
-
-
-def _evaluate(fn, q, qd, qdd, shape) -> np.ndarray:
-    q, qd, qdd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, qdd))
-    out = np.empty((q.shape[0], *shape))
-    for k in range(q.shape[0]):
-        out[k] = np.asarray(fn(q[k], qd[k], qdd[k]), dtype=float).reshape(shape)
-    return out
+def _states(q, qd, qdd):
+    return tuple(np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, qdd))
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -338,19 +428,17 @@ def from_robid_model(model) -> LagrangianDynamics:
     bodies = []
     for joint in model.joints:
         g = joint.geometry
-        before = homogeneous(g.a_rotation, g.a_translation)
-        after = homogeneous(g.b_rotation, g.b_translation)
         offset = g.angle_offset if joint.type == "revolute" else g.displacement_offset
+        spec = JointSpec(
+            joint.type,
+            homogeneous(g.a_rotation, g.a_translation),
+            tuple(g.axis),
+            homogeneous(g.b_rotation, g.b_translation),
+            offset,
+        )
         xx, yy, zz, xy, xz, yz = joint.link.inertia_com
         bodies.append(
-            Body(
-                name=joint.name,
-                kind=joint.type,
-                transform=screw(joint.type, before, g.axis, after, offset),
-                mass=joint.link.mass,
-                com=tuple(joint.link.com),
-                inertia_com=inertia_matrix(xx, yy, zz, xy, xz, yz),
-            )
+            Body(joint.name, spec, joint.link.mass, tuple(joint.link.com), inertia_matrix(xx, yy, zz, xy, xz, yz))
         )
     return LagrangianDynamics(bodies, model.gravity)
 
@@ -373,18 +461,17 @@ def bodies_from_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> Lagra
             angles = _floats(origin.get("rpy") if origin is not None else None, "0 0 0")
             ie = inertial.find("inertia")
             local = inertia_matrix(*(float(ie.get(k, "0")) for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")))
-            rot = np.array(rpy(*angles)[:3, :3].evalf(), dtype=float)
+            rot = rpy(*angles)[:3, :3]
             inertia = rot @ local @ rot.T
         links[el.get("name")] = (mass, com, inertia)
-    joints = root.findall("joint")
     children: dict[str, list] = {}
     child_links = set()
-    for el in joints:
+    for el in root.findall("joint"):
         children.setdefault(el.find("parent").get("link"), []).append(el)
         child_links.add(el.find("child").get("link"))
     (root_link,) = [name for name in links if name not in child_links]
     mass, com, inertia = links[root_link]
-    bodies = [Body(root_link, "fixed", fixed(sp.eye(4)), mass, com, inertia, parent=-1)]
+    bodies = [Body(root_link, fixed(np.eye(4)), mass, com, inertia, parent=-1)]
 
     def visit(link: str, index: int) -> None:
         for el in children.get(link, []):
@@ -397,10 +484,7 @@ def bodies_from_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> Lagra
             child = el.find("child").get("link")
             mass, com, inertia = links[child]
             name = el.get("name") if kind != "fixed" else child
-            bodies.append(
-                Body(name, "fixed" if kind == "fixed" else ("revolute" if kind == "continuous" else kind),
-                     urdf_joint(kind, xyz, angles, axis), mass, com, inertia, parent=index)
-            )
+            bodies.append(Body(name, urdf_joint(kind, xyz, angles, axis), mass, com, inertia, parent=index))
             visit(child, len(bodies) - 1)
 
     visit(root_link, 0)

@@ -51,6 +51,11 @@ def render_krl(tf: TrajectoryFile, options: ProgramOptions, rate: float, stem: s
     if traj.dof > 6:
         raise ValueError("KRL export handles up to 6 robot axes")
     name = krl_name(stem)
+    if name != stem:
+        raise ValueError(
+            f"the KRL file name must be a KRL name (letters, digits, _, at most 24 characters, as DEF {name} "
+            f"must match the file), got {stem!r}"
+        )
     conv = JointConvention.create(traj.dof, options, DEG)
     n = samples_per_period(traj.period, rate)
     dt = traj.period / n

@@ -1,0 +1,74 @@
+"""``robid identify ROBOT MEAS.csv [MEAS2.csv ...] --out RESULT.json [--method ...]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from robid.cli.process_cmd import add_processing_arguments, processing_options, validation_policy
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "identify",
+        help="estimate the base parameters with uncertainty and classes",
+        description="Process the measurements, stack them into one least-squares problem, estimate the base "
+        "parameters with their uncertainty, classify every parameter and write RESULT.json "
+        "(docs/identification.md).",
+    )
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
+    p.add_argument("measurements", metavar="MEAS", nargs="+", help="measurement files (combined)")
+    p.add_argument("--out", required=True, metavar="RESULT.json")
+    p.add_argument("--method", choices=("ols", "wls", "irls", "consistent"), default="wls",
+                   help="estimator (default wls: two-step per-joint weights)")
+    p.add_argument("--validate", nargs="+", default=[], metavar="MEAS", help="validation runs (not used to fit)")
+    p.add_argument("--mapping", metavar="MAP.yaml", help="layout of measurements that are not canonical")
+    p.add_argument("--terms", help="model terms, comma-separated (default: all that apply)")
+    p.add_argument("--regularization", type=float, default=1e-6,
+                   help="consistent method: weight of the pull towards the nominal values (default 1e-6)")
+    add_processing_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import robid
+    from robid import progress
+    from robid.identification import IdentificationOptions, identify, write_result
+
+    progress.set_progress(progress.stderr_printer)
+    terms = tuple(t.strip() for t in args.terms.split(",")) if args.terms else None
+    robot = robid.load_robot(args.robot, terms=terms)
+    options = IdentificationOptions(
+        method=args.method,
+        processing=processing_options(args),
+        mapping=args.mapping,
+        policy=validation_policy(args),
+        regularization=args.regularization,
+    )
+    result = identify(robot, args.measurements, options, validation_files=args.validate)
+    data = write_result(args.out, result)
+    print_summary(data, args.out)
+    return 0
+
+
+def print_summary(data: dict, out) -> None:
+    w = sys.stdout.write
+    params = data["base_parameters"]
+    classes = {}
+    for p in params:
+        classes[p["class"]] = classes.get(p["class"], 0) + 1
+    w(f"{out}: {len(params)} base parameters by {data['method']} ("
+      + ", ".join(f"{n} {c}" for c, n in sorted(classes.items())) + ")\n")
+    w("identification NRMSE per joint [%]: "
+      + ", ".join(f"{m['joint']} {m['nrmse_percent']:.2f}" for m in data["metrics"]["per_joint"]) + "\n")
+    for v in data["validation"]:
+        w(f"validation {v['file']} NRMSE [%]: "
+          + ", ".join(f"{m['joint']} {m['nrmse_percent']:.2f}" for m in v["per_joint"]) + "\n")
+    for pair in data["correlated_pairs"][:10]:
+        w(f"strongly correlated: {pair['first']} ~ {pair['second']} (corr {pair['correlation']:+.3f})\n")
+    ph = data.get("physical_consistency")
+    if ph is not None and ph["consistent"] is False:
+        w("physical consistency: the unconstrained estimate has no physically consistent standard set"
+          + (" (moved: " + ", ".join(m["name"] for m in ph["moved"][:5]) + ")" if ph["moved"] else "") + "\n")
+    for note in data["notes"]:
+        w(f"note: {note}\n")

@@ -1,0 +1,69 @@
+"""One measurement file turned into a least-squares block: processed signals, filtered base regressor, torque.
+
+Parallel filtering (Gautier 1997): the base regressor is evaluated on the processed (filtered, differentiated)
+states and then passed through the same linear filter that the signal stage already applied to the torque
+(``ProcessedSignals.apply_filter``): the harmonic mask of the periodic path, or the zero-phase low-pass of the
+non-periodic path, so that both sides of tau = W beta carry the same band.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from robid.robot import Robot
+from robid.signals import ProcessedSignals, ProcessingOptions, ValidationPolicy, process, read_measurement
+
+
+@dataclass(frozen=True, eq=False)
+class DataSet:
+    """A measurement ready for estimation: ``W`` (N, dof, nb) and ``tau`` (N, dof), rows not kept zeroed."""
+
+    source: str
+    processed: ProcessedSignals
+    W: np.ndarray
+    tau: np.ndarray
+    rows_used: int
+    notes: tuple[str, ...]
+
+
+def load_dataset(
+    robot: Robot,
+    path: str | Path,
+    *,
+    mapping: str | Path | None = None,
+    options: ProcessingOptions | None = None,
+    policy: ValidationPolicy | None = None,
+) -> DataSet:
+    measurement = read_measurement(path, robot.model, mapping=mapping, policy=policy)
+    processed = process(measurement, options or ProcessingOptions())
+    base = robot.base_parameters()
+    W = base.regressor(processed.q, processed.qd, processed.qdd)
+    tau = np.asarray(processed.tau, dtype=float)
+    notes = list(measurement.notes)
+    n, dof, nb = W.shape
+    W_f = processed.apply_filter(W.reshape(n, dof * nb)).reshape(n, dof, nb)
+    if processed.mode == "nonperiodic":
+        notes.append("parallel filtering: the torque's zero-phase low-pass applied to the base regressor")
+    else:
+        notes.append("parallel filtering: the base regressor keeps the same harmonics as the torque")
+    keep = np.asarray(processed.keep, dtype=bool)
+    if not keep.all():
+        W_f = W_f * keep[:, :, None]
+        tau = tau * keep
+        notes.append(f"data selection: {int((~keep).sum())} (sample, joint) rows not used")
+    return DataSet(
+        source=str(path),
+        processed=processed,
+        W=W_f,
+        tau=tau,
+        rows_used=int(keep.sum()),
+        notes=tuple(notes),
+    )
+
+
+def stack(datasets: list[DataSet]) -> tuple[np.ndarray, np.ndarray]:
+    """Several runs combine into one problem: their rows are stacked."""
+    return np.concatenate([d.W for d in datasets]), np.concatenate([d.tau for d in datasets])

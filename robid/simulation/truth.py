@@ -1,0 +1,44 @@
+"""The parameters the virtual robot really used, named as in interfaces.md section 1.3 (for truth comparisons).
+
+Written from the model file alone (no regressor involved):
+
+* ``m_J mx_J my_J mz_J Ixx_J Ixy_J Ixz_J Iyy_J Iyz_J Izz_J``: first moments and inertia about the origin of
+  body frame J (:meth:`robid.model.Link.standard_parameters`);
+* ``Ia_J`` = rotor_inertia * gear_ratio^2 (joints with a drive);
+* ``fv_J fc_J f0_J``: drive-side friction (the plant uses fc * tanh(v / eps), eps in the settings);
+* ``k_J d_J fl_J``: stiffness, damping and link-side viscous friction of an elastic joint;
+* ``comp_<field>_J``: every numeric field of a compensator (``comp_stiffness_J``, ``comp_free_length_J`` for a
+  spring; ``comp_p0_J``, ``comp_area_J``, ``comp_l0_J``, ``comp_v0_J``, ``comp_n_J`` for a gas cylinder).
+"""
+
+from __future__ import annotations
+
+from robid.model.robot_model import INERTIAL_PARAMETERS, RobotModel
+
+_COMPENSATOR_FIELDS = ("stiffness", "free_length", "area", "p0", "l0", "v0", "n")
+
+
+def true_parameters(model: RobotModel) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for joint in model.joints:
+        for name, value in zip(INERTIAL_PARAMETERS, joint.link.standard_parameters(), strict=True):
+            out[f"{name}_{joint.name}"] = float(value)
+    for joint in model.joints:
+        if joint.drive is not None:
+            out[f"Ia_{joint.name}"] = float(joint.drive.reflected_inertia)
+    for prefix, attr in (("fv", "viscous"), ("fc", "coulomb"), ("f0", "offset")):
+        for joint in model.joints:
+            out[f"{prefix}_{joint.name}"] = float(getattr(joint.friction, attr))
+    for joint in model.joints:
+        if joint.elasticity is not None:
+            out[f"k_{joint.name}"] = float(joint.elasticity.stiffness)
+            out[f"d_{joint.name}"] = float(joint.elasticity.damping)
+            out[f"fl_{joint.name}"] = float(joint.elasticity.link_viscous)
+    for joint in model.joints:
+        comp = joint.compensator
+        if comp is not None:
+            for name in _COMPENSATOR_FIELDS:
+                value = getattr(comp, name)
+                if value is not None:
+                    out[f"comp_{name}_{joint.name}"] = float(value)
+    return out
