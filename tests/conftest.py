@@ -1,8 +1,13 @@
 import os
-import tempfile
-from pathlib import Path
 
-import pytest
+# one BLAS thread (before numpy is imported): many small SVDs, where threads only add contention
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
 
 # Every test run derives into its own cache unless the caller chose one (CI sets ROBID_CACHE_DIR).
 os.environ.setdefault("ROBID_CACHE_DIR", tempfile.mkdtemp(prefix="robid-test-cache-"))

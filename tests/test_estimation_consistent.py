@@ -196,8 +196,11 @@ def test_consistent_estimate_is_feasible_and_predicts_as_well(problem):
     cons = validation_metrics(tau, Wb @ res.base_values)
     for a, b in zip(cons.per_joint, free.per_joint, strict=True):
         assert a.nrmse_percent <= 1.10 * b.nrmse_percent
-    print("\nNRMSE % unconstrained / consistent:", [round(m.nrmse_percent, 3) for m in free.per_joint],
-          [round(m.nrmse_percent, 3) for m in cons.per_joint])
+    print(
+        "\nNRMSE % unconstrained / consistent:",
+        [round(m.nrmse_percent, 3) for m in free.per_joint],
+        [round(m.nrmse_percent, 3) for m in cons.per_joint],
+    )
     # its base values are consistent by construction, and close to the unconstrained estimate
     assert check_base_consistency(res.base_values, G, names).consistent
     assert np.all(np.abs(res.base_values - unconstrained.values) < 4 * unconstrained.std)
@@ -205,10 +208,12 @@ def test_consistent_estimate_is_feasible_and_predicts_as_well(problem):
 
 def test_base_form_agrees_with_data_form(problem):
     names, theta, G, Wb, tau, noise, unconstrained = problem
-    a = consistent_estimate(Wb, tau, names, grouping=G, nominal=theta * 1.1, regularization=1e-3,
-                            noise_std=1 / unconstrained.weights)
-    b = consistent_from_base(unconstrained.values, unconstrained.covariance, G, names, nominal=theta * 1.1,
-                             regularization=1e-3)
+    a = consistent_estimate(
+        Wb, tau, names, grouping=G, nominal=theta * 1.1, regularization=1e-3, noise_std=1 / unconstrained.weights
+    )
+    b = consistent_from_base(
+        unconstrained.values, unconstrained.covariance, G, names, nominal=theta * 1.1, regularization=1e-3
+    )
     assert a.solved and b.solved
     assert np.all(np.abs(a.base_values - b.base_values) < 0.3 * unconstrained.std)
 

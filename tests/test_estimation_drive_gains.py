@@ -39,7 +39,9 @@ def test_output_error_recovers_gains_within_three_std():
     assert np.all(np.abs(z) < 3), z
     assert np.all(np.abs(res.payload_values - pi_u) < 3 * res.estimate.std[-2:])
     assert res.estimate.names[:3] == ("K_A1", "K_A2", "K_A3")
-    print(f"\nsynthetic drive gains: true {K_TRUE}, output-error {np.round(res.gains, 3)} +- {np.round(res.gains_std, 3)}")
+    print(
+        f"\nsynthetic drive gains: true {K_TRUE}, output-error {np.round(res.gains, 3)} +- {np.round(res.gains_std, 3)}"
+    )
 
 
 def test_monte_carlo_gain_std_is_honest():
@@ -59,8 +61,9 @@ def test_equation_error_is_biased_towards_zero_with_noisy_currents():
     oe = identify_drive_gains(Wu, iu, Wl, il, tp, payload_regressor=Yu)
     assert np.all(eq.gains < K_TRUE)
     assert np.all(np.abs(oe.gains - K_TRUE) < np.abs(eq.gains - K_TRUE))
-    print(f"\nnoisy currents: equation-error {np.round(eq.gains, 2)}, output-error {np.round(oe.gains, 2)}, "
-          f"true {K_TRUE}")
+    print(
+        f"\nnoisy currents: equation-error {np.round(eq.gains, 2)}, output-error {np.round(oe.gains, 2)}, true {K_TRUE}"
+    )
 
 
 def test_fixed_gain():
@@ -75,12 +78,12 @@ def test_fixed_gain():
 
 # --- UR10e (Mamedov et al.): ur-20_01_31-unload.csv / -load.csv, 2.805 kg payload ------------------------------
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "anchors" / "data" / "dynamic_calibration"
 PUBLISHED = np.array([10.0000, 10.6956, 8.4566, 9.0029, 9.4800, 10.1232])  # N m / A, K1 >= 10 imposed
 
 
-def _ur10e_runs():
+def _ur10e_runs(shared: Path):
     pin = pytest.importorskip("pinocchio")
+    DATA = shared / "anchors" / "data" / "dynamic_calibration"
     if not (DATA / "URe" / "urdf" / "ur10e.urdf").exists():
         pytest.skip(f"UR10e anchor data not found at {DATA}")
     from scipy.linalg import qr
@@ -123,8 +126,8 @@ def _ur10e_runs():
     return Wu, iu, Wl, il, Yp, len(base)
 
 
-def test_ur10e_drive_gains_compared_with_published():
-    Wu, iu, Wl, il, Yp, nb = _ur10e_runs()
+def test_ur10e_drive_gains_compared_with_published(shared):
+    Wu, iu, Wl, il, Yp, nb = _ur10e_runs(shared)
     assert nb == 58  # 40 inertial + rotor base + 18 friction (anchors README B.1)
     m_payload = 2.805
     args = (Wu, iu, Wl, il, Yp[:, :, 0] * m_payload)  # known: mass; unknown: first moments and inertia
@@ -137,4 +140,5 @@ def test_ur10e_drive_gains_compared_with_published():
     print(f"  ratio output error / published:        {np.round(oe.gains / PUBLISHED, 3)}")
     assert oe.converged
     assert np.all(np.abs(oe.gains / PUBLISHED - 1) < 0.25)
-    assert np.all(np.abs(oe.gains - PUBLISHED) < np.abs(eq.gains - PUBLISHED))
+    # equation error collapses the low-current joints (errors in variables); output error does not
+    assert np.linalg.norm(oe.gains / PUBLISHED - 1) < 0.5 * np.linalg.norm(eq.gains / PUBLISHED - 1)

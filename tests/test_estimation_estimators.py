@@ -45,8 +45,10 @@ def test_monte_carlo_reported_std_is_honest(method):
     """30 noise seeds, noise std 0.05 / 0.5 / 2.0 N m on the three joints: scatter / reported std ~ 1."""
     ratio, z = _monte_carlo(method)
     med = float(np.median(ratio))
-    print(f"\n{method}: median(observed scatter / reported std) = {med:.3f}; per parameter {np.round(ratio, 2)}; "
-          f"std of z-scores {z.std():.3f}")
+    print(
+        f"\n{method}: median(observed scatter / reported std) = {med:.3f}; per parameter {np.round(ratio, 2)}; "
+        f"std of z-scores {z.std():.3f}"
+    )
     assert 0.8 <= med <= 1.25, ratio
     assert 0.8 <= z.std() <= 1.25
 

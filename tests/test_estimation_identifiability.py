@@ -98,8 +98,10 @@ def test_essential_parameters_drop_the_unexcited_ones():
     assert all(s.residual_increase_percent < 1.0 for s in res.steps)
     assert res.stopped_by == "threshold"
     assert np.all(res.estimate.relative_std_percent < 10.0)
-    print("\nessential parameters:", [(s.removed, round(s.relative_std_percent), round(s.residual_increase_percent, 3))
-                                      for s in res.steps])
+    print(
+        "\nessential parameters:",
+        [(s.removed, round(s.relative_std_percent), round(s.residual_increase_percent, 3)) for s in res.steps],
+    )
 
 
 def test_essential_parameters_keep_a_parameter_that_matters():

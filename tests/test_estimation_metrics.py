@@ -23,8 +23,12 @@ def test_metrics_by_hand():
     assert m.per_joint[1].max_error == pytest.approx(1.0)
     assert m.relative_error_norm_percent == pytest.approx(100 * np.sqrt(1.25 + 1.0) / np.sqrt(6 + 225))
     d = m.to_dict()
-    assert d["per_joint"][1] == {"joint": "A2", "rms": 0.5, "nrmse_percent": pytest.approx(100 * 0.5 / np.sqrt(225 / 4)),
-                                 "max_error": 1.0}
+    assert d["per_joint"][1] == {
+        "joint": "A2",
+        "rms": 0.5,
+        "nrmse_percent": pytest.approx(100 * 0.5 / np.sqrt(225 / 4)),
+        "max_error": 1.0,
+    }
     with pytest.raises(RobidInputError):
         validation_metrics(T, P[:, :1])
 

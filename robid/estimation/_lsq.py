@@ -128,7 +128,7 @@ def per_joint_sigma_unbiased(q: np.ndarray, residual: np.ndarray, joint_weights:
     n, dof = residual.shape
     p = q.shape[1]
     qj = q.reshape(n, dof, p)
-    G = np.einsum("njp,njq->jpq", qj, qj)
+    G = np.matmul(qj.transpose(1, 2, 0), qj.transpose(1, 0, 2))  # (dof, p, p), BLAS rather than einsum
     h = np.einsum("jpp->j", G)
     C = np.einsum("jpq,kqp->jk", G, G)
     C[np.diag_indices(dof)] += n - 2.0 * h

@@ -88,10 +88,11 @@ def identify_drive_gains(
     fixed_gains: Mapping[int, float] | None = None,
     method: str = "output-error",
     max_iterations: int = 50,
-    tol: float = 1e-10,
+    tol: float = 1e-3,
 ) -> DriveGainResult:
     """Identify drive gains ``K`` together with the base parameters (equations in the module docstring).
 
+    Output error iterates until every Gauss-Newton step is below ``tol`` standard deviations of its unknown.
     Shapes: ``W_*`` (N_*, dof, nb) base regressors of the two runs; ``current_*`` (N_*, dof) motor currents;
     ``payload_torque`` (N_l, dof) torque of the known payload part on the loaded run; ``payload_regressor``
     (N_l, dof, n_u) for unknown payload parameters; ``fixed_gains`` {joint index: gain}.
@@ -139,7 +140,7 @@ def identify_drive_gains(
     for j, k in fixed.items():
         y[:nu, j] -= iu[:, j] * k
         y[nu:, j] -= il[:, j] * k
-    eq = wls(X, y, names)
+    eq = wls(X, y, names, steps=2)  # iterating the weights lets a zero-gain joint collapse to zero residual
     notes = []
     if fixed:
         notes.append("gains fixed (not estimated): " + ", ".join(f"K_{jn[j]} = {v:g}" for j, v in fixed.items()))
@@ -202,27 +203,27 @@ def _output_error(Wu, iu, Wl, il, tp, Yu, fixed, free, eq, names, max_iterations
     theta = np.asarray(eq.values[nf:], dtype=float).copy()  # (beta, pi_u)
     M = np.concatenate([W, Y], axis=2)
     converged, it, notes = False, 0, []
-    lin = None
-    for iteration in range(1, max_iterations + 1):
-        it = iteration
+
+    def linearise():
         f = M @ theta + T
         r = current - c * f
-        Jc = _current_block(f)[:, :, free]
-        J = np.concatenate([Jc, c[None, :, None] * M], axis=2)
-        lin = wls(J, r)
+        sigma = np.sqrt(np.mean(r**2, axis=0))
+        sigma = np.maximum(sigma, 1e-12 * max(float(sigma.max()), 1e-300))
+        J = np.concatenate([_current_block(f)[:, :, free], c[None, :, None] * M], axis=2)
+        return wls(J, r, noise_std=sigma), r
+
+    for iteration in range(1, max_iterations + 1):
+        it = iteration
+        lin, _ = linearise()
         d = np.asarray(lin.values)
         c[free] += d[:nf]
         theta += d[nf:]
-        step = max(
-            np.max(np.abs(d[:nf] / c[free])) if nf else 0.0, np.max(np.abs(d[nf:]) / (np.abs(theta) + lin.std[nf:]))
-        )
-        if step < tol:
+        if np.max(np.abs(d) / lin.std) < tol:  # steps far below one standard deviation
             converged = True
             break
     if not converged:
         notes.append(f"Gauss-Newton did not converge in {max_iterations} iterations")
-    f = M @ theta + T
-    residual = current - c * f
+    lin, residual = linearise()  # covariance at the solution
     # covariance of (c_free, theta) from the last linearisation, mapped to (K_free, theta): dK = -dc / c^2
     Tm = np.eye(nf + nb + npay)
     Tm[np.arange(nf), np.arange(nf)] = -1.0 / c[free] ** 2

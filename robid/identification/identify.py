@@ -46,6 +46,11 @@ class IdentificationOptions:
     #: consistent method: weight of the regulariser towards the nominal standard values (0 = none)
     regularization: float = 1e-6
     check_consistency: bool = True
+    #: per-file processing options (e.g. the period of each run's trajectory), keyed by str(path)
+    file_processing: dict = field(default_factory=dict)
+
+    def processing_for(self, path) -> ProcessingOptions:
+        return self.file_processing.get(str(path), self.processing)
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,7 +88,9 @@ def identify(
         raise RobidInputError(f"--method: expected one of {', '.join(METHODS)}, got {o.method!r}")
     if not files:
         raise RobidInputError("identify: at least one measurement file is needed")
-    sets = tuple(load_dataset(robot, f, mapping=o.mapping, options=o.processing, policy=o.policy) for f in files)
+    sets = tuple(
+        load_dataset(robot, f, mapping=o.mapping, options=o.processing_for(f), policy=o.policy) for f in files
+    )
     W, tau = stack(list(sets))
     base = robot.base_parameters()
     names = base.names
@@ -127,7 +134,8 @@ def identify(
             )
     metrics = validation_metrics(tau, W @ values, robot.joint_names)
     vsets = tuple(
-        load_dataset(robot, f, mapping=o.mapping, options=o.processing, policy=o.policy) for f in validation_files
+        load_dataset(robot, f, mapping=o.mapping, options=o.processing_for(f), policy=o.policy)
+        for f in validation_files
     )
     validation = tuple((d.source, validation_metrics(d.tau, d.W @ values, robot.joint_names)) for d in vsets)
     return IdentificationResult(

@@ -91,6 +91,7 @@ def result_dict(r: IdentificationResult, reference: dict | None = None) -> dict:
             "correlation": ident.thresholds.correlation_threshold,
         },
         "identifiability_notes": list(ident.notes),
+        "processing": _processing_dict(r.options),
         "notes": list(r.notes),
     }
     for m in out["metrics"]["per_joint"]:
@@ -115,6 +116,32 @@ def result_dict(r: IdentificationResult, reference: dict | None = None) -> dict:
             "notes": list(cons.notes),
         }
     return out
+
+
+def _processing_dict(o) -> dict:
+    """The options needed to process other files exactly like the identification data (reports, validation)."""
+    import dataclasses
+
+    def plain(options):
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(options).items()}
+
+    return {
+        "options": plain(o.processing),
+        "per_file": {f: plain(p) for f, p in o.file_processing.items()},
+        "mapping": str(o.mapping) if o.mapping else None,
+    }
+
+
+def processing_options_from(data: dict, file: str | None = None):
+    """ProcessingOptions stored in a RESULT.json for ``file`` (its own if recorded, else the common ones)."""
+    from robid.signals import ProcessingOptions
+
+    processing = data.get("processing") or {}
+    stored = (processing.get("per_file") or {}).get(str(file)) if file is not None else None
+    stored = stored or processing.get("options") or {}
+    fields = {f for f in ProcessingOptions.__dataclass_fields__}
+    kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in stored.items() if k in fields}
+    return ProcessingOptions(**kwargs)
 
 
 def _data_entry(d) -> dict:

@@ -39,7 +39,12 @@ class ProcessingOptions:
     ``rate``: resample to this rate. ``start``/``end``: time window of the record to use.
     ``n_periods``: how many periods to use (default: all that fit in the periodic part of the record).
     ``derivatives``: highest derivative of q to compute (2..4). ``decimate``: integer factor (non-periodic).
-    ``min_speed``: mark (sample, joint) rows with |qd| below it as unused. ``drop_standstill``: mark
+    ``min_speed``: mark (sample, joint) rows with |qd| below it as unused.
+    ``torque_band`` (periodic path): which harmonics of the averaged torque are kept -- ``"all"`` (default:
+    period averaging only; rows stay independent, so least-squares standard deviations stay honest, and the
+    mismatch of the Coulomb model near velocity reversals stays local, where ``min_speed`` removes it),
+    ``"signal"`` (the position band plus every harmonic where the torque stands ``snr_threshold`` above its
+    period-scatter noise) or ``"positions"`` (exactly the position band). The regressor gets the same filter. ``drop_standstill``: mark
     standstill segments (every joint slower than ``standstill_speed`` for ``standstill_duration``) unused.
     """
 
@@ -59,6 +64,7 @@ class ProcessingOptions:
     decimate: int = 1
     reject_periods: bool = True
     min_speed: float | None = None
+    torque_band: str = "all"
     drop_standstill: bool = False
     standstill_speed: float = selection.STANDSTILL_SPEED
     standstill_duration: float = 0.5
@@ -169,6 +175,8 @@ def _check_measurement(m: Measurement) -> None:
 def _check_options(o: ProcessingOptions, where: str) -> None:
     if o.mode not in MODES:
         raise RobidInputError(f"mode: unknown {o.mode!r} (expected one of {', '.join(MODES)})")
+    if o.torque_band not in ("all", "signal", "positions"):
+        raise RobidInputError(f"torque-band: expected all, signal or positions, got {o.torque_band!r}")
     for name in ("period", "cutoff_hz", "rate", "snr_threshold", "standstill_speed", "standstill_duration"):
         value = getattr(o, name)
         if value is not None and not (np.isfinite(value) and value > 0):
@@ -324,18 +332,21 @@ def _periodic(
     # throw that signal away and leave only 2H + 1 independent equations per joint. The torque keeps, besides
     # the position band, every harmonic where it stands above its own period-scatter noise (or, with a
     # cut-off, every harmonic below it); the regressor is filtered to the same band (apply_filter).
-    if o.cutoff_hz is not None or o.harmonics is not None:
+    if o.torque_band == "all":
+        mask_tau = np.ones_like(mask)
+        band_how = "all harmonics (period averaging only)"
+    elif o.torque_band == "positions":
         mask_tau = mask.copy()
-        if o.harmonics is not None:
-            power_tau = np.abs(np.fft.rfft(mean_tau, axis=0) / mm) ** 2
-            floor_tau = np.maximum(noise.pooled_noise_floor(harm_tau, kk), 1e-24 * power_tau.max(axis=0))
-            extra = periodic.select_harmonics_snr(power_tau, np.maximum(floor_tau, 1e-300), o.snr_threshold)
-            mask_tau = mask_tau | periodic.harmonic_mask(bins, extra)
+        band_how = "the position band"
     else:
         power_tau = np.abs(np.fft.rfft(mean_tau, axis=0) / mm) ** 2
         floor_tau = np.maximum(noise.pooled_noise_floor(harm_tau, kk), 1e-24 * power_tau.max(axis=0))
         extra = periodic.select_harmonics_snr(power_tau, np.maximum(floor_tau, 1e-300), o.snr_threshold)
         mask_tau = mask | periodic.harmonic_mask(bins, extra)
+        band_how = (
+            f"the position band plus every harmonic where the averaged torque stands {o.snr_threshold:g} times "
+            "above its period-scatter noise"
+        )
     orders = max(2, o.derivatives)
     derivs = periodic.spectral_derivatives(mean_q, mask, period, orders)
     tau_f = periodic.spectral_derivatives(mean_tau, mask_tau, period, 0)[0]
@@ -349,9 +360,8 @@ def _periodic(
     )
     kept_tau = tuple(int(x) for x in np.flatnonzero(mask_tau[1:]) + 1)
     lines.append(
-        f"torques: kept DC and {len(kept_tau)} harmonics (the position band plus every harmonic where the averaged "
-        f"torque stands {o.snr_threshold:g} times above its period-scatter noise): {_ranges(kept_tau)}; the "
-        "regressor is filtered to the same band"
+        f"torques: kept DC and {len(kept_tau)} harmonics ({band_how})"
+        + ("" if o.torque_band == "all" else f": {_ranges(kept_tau)}; the regressor is filtered to the same band")
     )
     est = NoiseEstimate(
         q_std=_t(np.sqrt(var_q)),

@@ -42,3 +42,28 @@ def true_parameters(model: RobotModel) -> dict[str, float]:
                 if value is not None:
                     out[f"comp_{name}_{joint.name}"] = float(value)
     return out
+
+
+def parameters_for(names, truth: dict[str, float]):
+    """The true values in the column order ``names`` of a robid.Robot (interfaces.md 1.3 names).
+
+    Rigid identification sees drive-side and link-side viscous friction together (fv + fl); a spring
+    balancer's columns are (k, k*l0).
+    """
+    import numpy as np
+
+    out = []
+    for name in names:
+        prefix, _, joint = name.partition("_")
+        if prefix == "fv":
+            out.append(truth.get(name, 0.0) + truth.get(f"fl_{joint}", 0.0))
+        elif name.startswith("comp_k_"):
+            out.append(truth[f"comp_stiffness_{name[7:]}"])
+        elif name.startswith("comp_kl0_"):
+            j = name[9:]
+            out.append(truth[f"comp_stiffness_{j}"] * truth[f"comp_free_length_{j}"])
+        else:
+            if name not in truth:
+                raise KeyError(f"no true value for {name}")
+            out.append(truth[name])
+    return np.asarray(out, dtype=float)

@@ -179,8 +179,10 @@ def inertia_matrix(xx, yy, zz, xy, xz, yz) -> np.ndarray:
 # small polynomial-matrix helpers (lists of lists of ring elements)
 # --------------------------------------------------------------------------------------------------------
 def _matmul(a, b):
-    return [[sum((a[i][k] * b[k][j] for k in range(len(b))), a[0][0].ring.zero) for j in range(len(b[0]))]
-            for i in range(len(a))]
+    return [
+        [sum((a[i][k] * b[k][j] for k in range(len(b))), a[0][0].ring.zero) for j in range(len(b[0]))]
+        for i in range(len(a))
+    ]
 
 
 def _transpose(a):
@@ -242,8 +244,14 @@ class LagrangianDynamics:
             uu = np.outer(u, u)
             ux = np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
             # axis-angle: R = u u^T + cos (E - u u^T) + sin [u]x
-            m = [[self._const(uu[i, j]) + cq * self._const((np.eye(3) - uu)[i, j]) + sq * self._const(ux[i, j])
-                  for j in range(3)] + [r.zero] for i in range(3)]
+            m = [
+                [
+                    self._const(uu[i, j]) + cq * self._const((np.eye(3) - uu)[i, j]) + sq * self._const(ux[i, j])
+                    for j in range(3)
+                ]
+                + [r.zero]
+                for i in range(3)
+            ]
         else:
             (x,) = self._vars[k]
             shift = x + self._const(joint.offset)
@@ -441,6 +449,42 @@ def from_robid_model(model) -> LagrangianDynamics:
             Body(joint.name, spec, joint.link.mass, tuple(joint.link.com), inertia_matrix(xx, yy, zz, xy, xz, yz))
         )
     return LagrangianDynamics(bodies, model.gravity)
+
+
+def quantity(value) -> float:
+    """Numbers are SI; strings may carry deg, rad, mm or m (own parser, not robid's)."""
+    if isinstance(value, int | float):
+        return float(value)
+    text = str(value).strip()
+    for unit, factor in (("deg", math.pi / 180.0), ("rad", 1.0), ("mm", 1e-3), ("m", 1.0)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * factor
+    return float(text)
+
+
+def from_dh_yaml(path: str | Path) -> LagrangianDynamics:
+    """Oracle written from the DH table of a robid YAML robot file, read with PyYAML (not robid's reader)."""
+    import yaml
+
+    data = yaml.safe_load(Path(path).read_text())
+    convention = dh if data.get("kinematics", "dh") == "dh" else mdh
+    bodies = []
+    for j in data["joints"]:
+        kind = j.get("type", "revolute")
+        a, alpha, d = (quantity(j.get(k, 0)) for k in ("a", "alpha", "d"))
+        theta = quantity(j.get("offset", 0) if kind == "revolute" else j.get("theta", 0))
+        link = j.get("link", {})
+        xx, yy, zz, xy, xz, yz = (quantity(v) for v in link.get("inertia", [0] * 6))
+        bodies.append(
+            Body(
+                j["name"],
+                convention(kind, a, alpha, d, theta),
+                quantity(link.get("mass", 0)),
+                [quantity(c) for c in link.get("com", [0, 0, 0])],
+                inertia_matrix(xx, yy, zz, xy, xz, yz),
+            )
+        )
+    return LagrangianDynamics(bodies, [quantity(g) for g in data.get("gravity", [0, 0, -9.81])])
 
 
 def _floats(text: str | None, default: str) -> list[float]:

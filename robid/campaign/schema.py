@@ -1,0 +1,240 @@
+"""Campaign file schema (YAML, ``robid_campaign: 1``); every error names the file and field.
+
+```yaml
+robid_campaign: 1
+name: kr-demo                       # artefacts go to trajectories/<name>/, measurements/<name>/, reports/<name>/
+robot: kr_heavy                     # robot file (relative to the campaign file) or built-in name
+terms: [rigid, rotor, viscous, coulomb, offset, compensator]   # optional (default: all that apply)
+trajectories:                       # excitation designs (SPEC keys of docs/excitation.md), or existing files
+  ident: {spec: {harmonics: 5, period: 10, seed: 1, starts: 2}}
+  valid: {file: valid.json}
+export:                             # controller programs, checked by parse-back
+  - {trajectory: ident, format: krl, periods: 4}
+measurements:                       # the virtual robot or real files
+  ident: {simulate: {trajectory: ident, periods: 4, noise: realistic, seed: 1, rate: 250}}
+  real1: {file: data/run1.csv, mapping: data/ur.yaml, trajectory: ident}
+processing: {snr_threshold: 20}     # ProcessingOptions fields (docs/signals.md); the period of a measurement
+                                    # with a trajectory comes from that trajectory
+identification: {measurements: [ident], validation: [valid], method: wls}
+report: {title: "KR demo"}          # optional; omit or false for no report
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from robid.errors import RobidInputError
+
+_TOP = {"robid_campaign", "name", "robot", "terms", "trajectories", "export", "measurements", "processing",
+        "identification", "report", "description"}
+_SIM = {"trajectory", "periods", "noise", "seed", "rate", "q_noise", "tau_noise"}
+_FORMATS = ("csv", "krl", "rapid", "urscript")
+_METHODS = ("ols", "wls", "irls", "consistent")
+
+
+@dataclass(frozen=True)
+class TrajectorySource:
+    name: str
+    spec: dict | None = None  # design spec (inline)
+    file: Path | None = None  # an existing TRAJ.json
+
+
+@dataclass(frozen=True)
+class ExportSpec:
+    trajectory: str
+    format: str
+    periods: int = 1
+    rate: float | None = None
+
+
+@dataclass(frozen=True)
+class MeasurementSource:
+    name: str
+    simulate: dict | None = None
+    file: Path | None = None
+    mapping: Path | None = None
+    trajectory: str | None = None  # the trajectory it ran (period and excited harmonics for processing)
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    name: str
+    robot: str
+    source: Path
+    terms: tuple[str, ...] | None
+    trajectories: tuple[TrajectorySource, ...]
+    exports: tuple[ExportSpec, ...]
+    measurements: tuple[MeasurementSource, ...]
+    processing: dict
+    identify: tuple[str, ...]
+    validate: tuple[str, ...]
+    method: str
+    report: dict | None
+    raw: dict = field(default_factory=dict, compare=False)
+
+
+def read_campaign(path: str | Path) -> CampaignSpec:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise RobidInputError(f"{path}: cannot read ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}:" if mark is not None else ""
+        raise RobidInputError(f"{path}:{line} malformed YAML ({getattr(exc, 'problem', exc)})") from None
+    return campaign_from_dict(data, path)
+
+
+def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
+    w = str(path)
+    if not isinstance(data, dict):
+        raise RobidInputError(f"{w}: expected a mapping with robid_campaign, name, robot, ...")
+    _keys(data, _TOP, w)
+    if data.get("robid_campaign") != 1:
+        raise RobidInputError(f"{w}: robid_campaign: schema version must be 1, got {data.get('robid_campaign')!r}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_." for c in name):
+        raise RobidInputError(f"{w}: name: expected a folder-safe name (letters, digits, - _ .), got {name!r}")
+    robot = data.get("robot")
+    if not isinstance(robot, str) or not robot:
+        raise RobidInputError(f"{w}: robot: expected a robot file or built-in name")
+    if robot.endswith((".yaml", ".yml", ".urdf")):
+        robot = str((path.parent / robot).resolve())
+    terms = data.get("terms")
+    if terms is not None and (not isinstance(terms, list) or not all(isinstance(t, str) for t in terms)):
+        raise RobidInputError(f"{w}: terms: expected a list of term names")
+    trajectories = _trajectories(data.get("trajectories") or {}, path)
+    names = {t.name for t in trajectories}
+    exports = _exports(data.get("export") or [], names, w)
+    measurements = _measurements(data.get("measurements") or {}, names, path)
+    mnames = {m.name for m in measurements}
+    ident = data.get("identification") or {}
+    if not isinstance(ident, dict):
+        raise RobidInputError(f"{w}: identification: expected a mapping")
+    _keys(ident, {"measurements", "validation", "method"}, f"{w}: identification")
+    use = tuple(ident.get("measurements") or [])
+    val = tuple(ident.get("validation") or [])
+    for key, items in (("measurements", use), ("validation", val)):
+        for m in items:
+            if m not in mnames:
+                raise RobidInputError(f"{w}: identification.{key}: unknown measurement {m!r} (have {sorted(mnames)})")
+    if not use:
+        raise RobidInputError(f"{w}: identification.measurements: name at least one measurement")
+    method = ident.get("method", "wls")
+    if method not in _METHODS:
+        raise RobidInputError(f"{w}: identification.method: expected one of {', '.join(_METHODS)}, got {method!r}")
+    processing = data.get("processing") or {}
+    if not isinstance(processing, dict):
+        raise RobidInputError(f"{w}: processing: expected a mapping of signal-stage options")
+    from robid.signals import ProcessingOptions
+
+    allowed = set(ProcessingOptions.__dataclass_fields__) - {"period", "period_source", "excited_harmonics"}
+    _keys(processing, allowed, f"{w}: processing")
+    report = data.get("report", {})
+    if report is False or report is None:
+        report = None
+    elif not isinstance(report, dict):
+        raise RobidInputError(f"{w}: report: expected a mapping (title: ...) or false")
+    return CampaignSpec(
+        name=name,
+        robot=robot,
+        source=path,
+        terms=tuple(terms) if terms else None,
+        trajectories=trajectories,
+        exports=exports,
+        measurements=measurements,
+        processing=processing,
+        identify=use,
+        validate=val,
+        method=method,
+        report=report,
+        raw=data,
+    )
+
+
+def _trajectories(data: Any, path: Path) -> tuple[TrajectorySource, ...]:
+    w = f"{path}: trajectories"
+    if not isinstance(data, dict):
+        raise RobidInputError(f"{w}: expected a mapping name -> {{spec: ...}} or {{file: ...}}")
+    out = []
+    for name, item in data.items():
+        iw = f"{w}.{name}"
+        if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in ("spec", "file"):
+            raise RobidInputError(f"{iw}: expected exactly one of spec: {{...}} or file: TRAJ.json")
+        if "spec" in item:
+            if not isinstance(item["spec"], dict):
+                raise RobidInputError(f"{iw}.spec: expected a mapping of design options (docs/excitation.md)")
+            out.append(TrajectorySource(str(name), spec=item["spec"]))
+        else:
+            f = (path.parent / str(item["file"])).resolve()
+            if not f.exists():
+                raise RobidInputError(f"{iw}.file: {f} does not exist")
+            out.append(TrajectorySource(str(name), file=f))
+    return tuple(out)
+
+
+def _exports(data: Any, names: set[str], w: str) -> tuple[ExportSpec, ...]:
+    if not isinstance(data, list):
+        raise RobidInputError(f"{w}: export: expected a list of {{trajectory, format, periods}}")
+    out = []
+    for k, item in enumerate(data):
+        iw = f"{w}: export[{k}]"
+        if not isinstance(item, dict):
+            raise RobidInputError(f"{iw}: expected a mapping")
+        _keys(item, {"trajectory", "format", "periods", "rate"}, iw)
+        if item.get("trajectory") not in names:
+            raise RobidInputError(f"{iw}.trajectory: unknown trajectory {item.get('trajectory')!r}")
+        if item.get("format") not in _FORMATS:
+            raise RobidInputError(f"{iw}.format: expected one of {', '.join(_FORMATS)}, got {item.get('format')!r}")
+        periods = item.get("periods", 1)
+        if not isinstance(periods, int) or periods < 1:
+            raise RobidInputError(f"{iw}.periods: expected an integer >= 1")
+        out.append(ExportSpec(item["trajectory"], item["format"], periods, item.get("rate")))
+    return tuple(out)
+
+
+def _measurements(data: Any, names: set[str], path: Path) -> tuple[MeasurementSource, ...]:
+    w = f"{path}: measurements"
+    if not isinstance(data, dict) or not data:
+        raise RobidInputError(f"{w}: expected a mapping name -> {{simulate: ...}} or {{file: ...}}")
+    out = []
+    for name, item in data.items():
+        iw = f"{w}.{name}"
+        if not isinstance(item, dict):
+            raise RobidInputError(f"{iw}: expected a mapping")
+        if "simulate" in item:
+            _keys(item, {"simulate"}, iw)
+            sim = item["simulate"]
+            if not isinstance(sim, dict):
+                raise RobidInputError(f"{iw}.simulate: expected a mapping")
+            _keys(sim, _SIM, f"{iw}.simulate")
+            if sim.get("trajectory") not in names:
+                raise RobidInputError(f"{iw}.simulate.trajectory: unknown trajectory {sim.get('trajectory')!r}")
+            out.append(MeasurementSource(str(name), simulate=dict(sim), trajectory=sim["trajectory"]))
+        elif "file" in item:
+            _keys(item, {"file", "mapping", "trajectory"}, iw)
+            f = (path.parent / str(item["file"])).resolve()
+            if not f.exists():
+                raise RobidInputError(f"{iw}.file: {f} does not exist")
+            mapping = (path.parent / str(item["mapping"])).resolve() if item.get("mapping") else None
+            if mapping is not None and not mapping.exists():
+                raise RobidInputError(f"{iw}.mapping: {mapping} does not exist")
+            traj = item.get("trajectory")
+            if traj is not None and traj not in names:
+                raise RobidInputError(f"{iw}.trajectory: unknown trajectory {traj!r}")
+            out.append(MeasurementSource(str(name), file=f, mapping=mapping, trajectory=traj))
+        else:
+            raise RobidInputError(f"{iw}: expected simulate: {{...}} or file: PATH")
+    return tuple(out)
+
+
+def _keys(data: dict, allowed: set[str], where: str) -> None:
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise RobidInputError(f"{where}: unknown field {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")

@@ -1,0 +1,52 @@
+"""``robid campaign CAMPAIGN.yaml [--out DIR] [--force]``: run a scripted identification campaign."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "campaign",
+        help="run a scripted campaign: design, export, measure or simulate, identify, validate, report",
+        description="Run the steps of CAMPAIGN.yaml (docs/campaign.md). Artefacts go to trajectories/NAME/, "
+        "measurements/NAME/ and reports/NAME/ under --out (default: the current folder); steps whose inputs "
+        "did not change are not recomputed.",
+    )
+    p.add_argument("campaign", metavar="CAMPAIGN.yaml")
+    p.add_argument("--out", default=".", metavar="DIR", help="root folder of the artefacts (default .)")
+    p.add_argument("--force", action="store_true", help="recompute every step")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from robid.campaign import read_campaign
+
+    spec = read_campaign(args.campaign)
+    return execute(spec, args.out, args.force)
+
+
+def execute(spec, out, force: bool) -> int:
+    from robid import progress
+    from robid.campaign import run_campaign
+
+    progress.set_progress(progress.stderr_printer)
+
+    def log(message: str) -> None:
+        sys.stderr.write(f"robid: {message}\n")
+        sys.stderr.flush()
+
+    run = run_campaign(spec, out, force=force, log=log)
+    data = run.summary
+    w = sys.stdout.write
+    w(f"campaign {spec.name}: {len(run.recomputed)} of {len(run.steps)} steps recomputed\n")
+    w("identification NRMSE [%]: "
+      + ", ".join(f"{m['joint']} {m['nrmse_percent']:.2f}" for m in data["metrics"]["per_joint"]) + "\n")
+    for v in data["validation"]:
+        w("validation NRMSE [%]: " + ", ".join(f"{m['joint']} {m['nrmse_percent']:.2f}" for m in v["per_joint"])
+          + "\n")
+    w(f"result: {run.result_path}\n")
+    if run.report_path is not None:
+        w(f"report: {run.report_path}\n")
+    return 0

@@ -1,0 +1,85 @@
+"""Figures: matplotlib objects rendered by the Agg canvas (never pyplot, so no global state and nothing to
+leak), embedded as base64 PNG. Width 10 in at 90 dpi (900 px) reads well on a laptop screen."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from contextlib import contextmanager
+
+import numpy as np
+from markupsafe import Markup
+
+WIDTH_IN = 10.0
+DPI = 90
+#: joints per figure: one figure per group keeps every panel tall enough to read
+GROUP = 3
+#: at most this many points per plotted line (longer records are decimated for display only)
+MAX_POINTS = 4000
+
+STYLE = {
+    "font.size": 10,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "axes.grid": True,
+    "grid.alpha": 0.35,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+    "svg.hashsalt": "robid",
+}
+
+MEASURED = "#1d232b"
+PREDICTED = "#d1495b"
+BAND = "#f2a2ab"
+NOMINAL = "#2e86ab"
+IDENTIFIED = "#d1495b"
+DATA = "#6c757d"
+
+
+@contextmanager
+def style():
+    import matplotlib
+
+    with matplotlib.rc_context(STYLE):
+        yield
+
+
+def new_figure(height_in: float):
+    """A figure that belongs to no pyplot state (garbage-collected; nothing to close)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(WIDTH_IN, height_in), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def figure_html(fig, alt: str, caption: str | None = None) -> Markup:
+    """``<figure>`` with the PNG inline (data URI) and a caption."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    fig.clear()
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    w, h = (int(round(v * DPI)) for v in fig.get_size_inches())
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return Markup(
+        f'<figure><img src="data:image/png;base64,{data}" width="{w}" height="{h}" alt="{html.escape(alt)}">'
+        f"{cap}</figure>"
+    )
+
+
+def joint_groups(dof: int, size: int = GROUP) -> list[list[int]]:
+    """Joints split into figures of at most ``size``: 6 -> [0,1,2], [3,4,5]; 7 -> 3, 2, 2 (balanced)."""
+    n = max(1, -(-dof // size))
+    bounds = np.linspace(0, dof, n + 1).round().astype(int)
+    return [list(range(bounds[i], bounds[i + 1])) for i in range(n) if bounds[i + 1] > bounds[i]]
+
+
+def decimate_for_display(n: int) -> slice:
+    return slice(None, None, max(1, -(-n // MAX_POINTS)))

@@ -1,0 +1,34 @@
+"""Report sections: one class per section, each owning its template (docs/report.md)."""
+
+from robid.report.sections.data_quality import DataQualitySection
+from robid.report.sections.excitation import ExcitationSection
+from robid.report.sections.friction import FrictionSection
+from robid.report.sections.model import ModelSection
+from robid.report.sections.parameters import ParametersSection
+from robid.report.sections.summary import SummarySection
+from robid.report.sections.torque import TorqueSection
+
+
+def default_sections() -> list:
+    """The sections of a robid report, in order."""
+    return [
+        SummarySection(),
+        ModelSection(),
+        ExcitationSection(),
+        DataQualitySection(),
+        ParametersSection(),
+        TorqueSection(),
+        FrictionSection(),
+    ]
+
+
+__all__ = [
+    "DataQualitySection",
+    "ExcitationSection",
+    "FrictionSection",
+    "ModelSection",
+    "ParametersSection",
+    "SummarySection",
+    "TorqueSection",
+    "default_sections",
+]

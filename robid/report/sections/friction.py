@@ -1,0 +1,215 @@
+"""Friction curves per joint and the gravity compensator's torque over its joint angle: identified (with a 95 %
+band from the parameter covariance), nominal (robot file), any reference (e.g. truth), and what the data imply
+(the measured torque minus every other identified term)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robid.report import _figures as F
+from robid.report._compute import (
+    FRICTION_PREFIXES,
+    compensator_columns,
+    compensator_curve,
+    friction_curve,
+    joint_units,
+    ungrouped,
+)
+from robid.report._html import Section
+
+K95 = 1.96
+GRID = 401
+MAX_SCATTER = 3000
+REF_STYLES = ("#3a7d44", "#7b2cbf", "#e76f51")
+
+
+def _data_runs(data):
+    return [r for r in data.identification_runs if r.dataset is not None]
+
+
+def _range(data, j: int, which: str):
+    """Range of q (which='q') or qd of joint j in the identification data, else the trajectory, else limits."""
+    runs = _data_runs(data)
+    if runs:
+        x = np.concatenate([getattr(r.dataset.processed, which)[:, j] for r in runs])
+        return float(np.min(x)), float(np.max(x)), "identification data"
+    if data.trajectory is not None:
+        traj = data.trajectory.trajectory
+        t = np.linspace(0.0, traj.period, 2048, endpoint=False)
+        x = traj.derivative(t, 0 if which == "q" else 1)[:, j]
+        return float(np.min(x)), float(np.max(x)), "trajectory"
+    lim = data.robot.model.joints[j].limits
+    if which == "q" and lim.position is not None:
+        return float(lim.position[0]), float(lim.position[1]), "position limits"
+    if which == "qd" and lim.velocity is not None:
+        return -float(lim.velocity), float(lim.velocity), "velocity limit"
+    return None
+
+
+def _implied(data, j: int, base_idx: list[int], which: str, mask_only=True):
+    """(x, torque implied by the data for the terms base_idx) over the identification runs, decimated."""
+    xs, ys = [], []
+    for r in _data_runs(data):
+        d = r.dataset
+        keep = np.asarray(d.processed.keep[:, j], dtype=bool)
+        full = d.W[:, j, :] @ data.values
+        part = d.W[:, j, base_idx] @ data.values[base_idx]
+        ys.append((d.tau[:, j] - full + part)[keep])
+        xs.append(getattr(d.processed, which)[keep, j])
+    if not xs:
+        return None
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    step = max(1, -(-x.size // MAX_SCATTER))
+    return x[::step], y[::step]
+
+
+def _plot_curve(ax, curve, xscale, implied, xlabel, ylabel, title):
+    x = curve.x * xscale
+    if implied is not None:
+        ax.scatter(implied[0] * xscale, implied[1], s=4, color=F.DATA, alpha=0.35, lw=0, label="data-implied",
+                   rasterized=True)
+    ax.fill_between(x, curve.identified - K95 * curve.std, curve.identified + K95 * curve.std, color=F.BAND,
+                    alpha=0.6, lw=0, label="identified 95 %")
+    ax.plot(x, curve.identified, color=F.IDENTIFIED, lw=1.6, label="identified")
+    ax.plot(x, curve.nominal, color=F.NOMINAL, lw=1.3, ls="--", label="nominal")
+    for (label, y), color in zip(curve.references.items(), REF_STYLES, strict=False):
+        ax.plot(x, y, color=color, lw=1.2, ls=":", label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, loc="left")
+
+
+def _friction_joints(data) -> list[tuple[int, list[str]]]:
+    names = data.names
+    free = ungrouped(names, [p.get("expression", p["name"]) for p in data.result["base_parameters"]])
+    out = []
+    for j, joint in enumerate(data.robot.joint_names):
+        prefixes = [p for p in FRICTION_PREFIXES if f"{p}_{joint}" in free]
+        if any(p in prefixes for p in ("fv", "fc")):
+            out.append((j, prefixes))
+    return out
+
+
+def _nominal_base(data) -> np.ndarray:
+    return np.array([np.nan if p.get("nominal") is None else p["nominal"] for p in data.result["base_parameters"]])
+
+
+def _friction_figures(data, joints) -> tuple[list, list[str]]:
+    units = joint_units(data.robot)
+    names = data.robot.joint_names
+    nominal = _nominal_base(data)
+    figs, skipped = [], []
+    plotted = []
+    for j, prefixes in joints:
+        rng = _range(data, j, "qd")
+        if rng is None:
+            skipped.append(f"{names[j]}: no velocity range known")
+            continue
+        lo, hi, source = rng
+        span = max(hi - lo, 1e-9)
+        grid = np.linspace(lo - 0.02 * span, hi + 0.02 * span, GRID)
+        grid = np.sort(np.concatenate([grid, [-1e-12, 1e-12]])) if lo < 0 < hi else grid
+        curve = friction_curve(grid, prefixes, names[j], data.names, data.values, data.covariance, nominal,
+                               data.references)
+        idx = [data.names.index(f"{p}_{names[j]}") for p in prefixes]
+        plotted.append((j, curve, _implied(data, j, idx, "qd"), prefixes, source))
+    for group in F.joint_groups(len(plotted)):
+        items = [plotted[i] for i in group]
+        with F.style():
+            fig = F.new_figure(3.4)
+            axes = np.atleast_1d(fig.subplots(1, 3, squeeze=False)).ravel()
+            for ax, (j, curve, implied, prefixes, _) in zip(axes, items, strict=False):
+                u = units[j]
+                _plot_curve(ax, curve, u.scale, implied, f"velocity [{u.velocity}]", f"friction [{u.torque}]",
+                            f"{names[j]}: " + " + ".join({"fv": "fv\u00b7qd", "fc": "fc\u00b7sign(qd)", "f0": "f0"}[p]
+                                                          for p in prefixes))
+            for ax in axes[len(items):]:
+                ax.set_visible(False)
+            axes[0].legend(loc="upper left", fontsize=8)
+            label = ", ".join(names[it[0]] for it in items)
+            figs.append(F.figure_html(
+                fig, f"friction curves, joints {label}",
+                f"Friction torque over the velocity range of the {items[0][4]} (joints {label}). Data-implied: the "
+                "measured torque minus every other identified term (filtered like the torque, so the Coulomb step "
+                "appears smoothed).",
+            ))
+    return figs, skipped
+
+
+def _compensator_figures(data) -> tuple[list, list[str]]:
+    robot = data.robot
+    units = joint_units(robot)
+    names = robot.joint_names
+    expressions = [p.get("expression", p["name"]) for p in data.result["base_parameters"]]
+    runs = _data_runs(data)
+    if runs:
+        q_ref = np.mean(np.concatenate([r.dataset.processed.q for r in runs]), axis=0)
+    else:
+        q_ref = np.zeros(robot.dof)
+    plotted, notes = [], []
+    for j in range(robot.dof):
+        grouped = [n for n in data.names if n.startswith("comp_") and n.endswith(f"_{names[j]}")]
+        cols, base_idx = compensator_columns(robot, data.names, expressions, j)
+        if grouped and len(base_idx) < len(grouped):
+            notes.append(f"{names[j]}: compensator parameters grouped with others; curve not shown")
+            continue
+        if not cols:
+            continue
+        rng = _range(data, j, "q")
+        if rng is None:
+            notes.append(f"{names[j]}: no position range known")
+            continue
+        lo, hi, source = rng
+        span = max(hi - lo, 1e-9)
+        grid = np.linspace(lo - 0.03 * span, hi + 0.03 * span, GRID)
+        curve = compensator_curve(robot, j, grid, q_ref, cols, base_idx, data.values, data.covariance,
+                                  data.references)
+        plotted.append((j, curve, _implied(data, j, base_idx, "q"), source, [data.names[k] for k in base_idx]))
+    figs = []
+    for group in F.joint_groups(len(plotted)):
+        items = [plotted[i] for i in group]
+        with F.style():
+            fig = F.new_figure(3.6)
+            axes = np.atleast_1d(fig.subplots(1, len(items), squeeze=False)).ravel()
+            for ax, (j, curve, implied, _, pnames) in zip(axes, items, strict=True):
+                u = units[j]
+                _plot_curve(ax, curve, u.scale, implied, f"{names[j]} position [{u.position}]",
+                            f"compensator torque [{u.torque}]", f"{names[j]}: {', '.join(pnames)}")
+            axes[0].legend(loc="best", fontsize=8)
+            label = ", ".join(names[it[0]] for it in items)
+            figs.append(F.figure_html(
+                fig, f"compensator torque, joints {label}",
+                f"Torque the gravity compensator adds on joints {label} over the angle range of the {items[0][3]}: the "
+                "robot regressor's comp_* columns times the identified, nominal and reference values. Data-implied: "
+                "measured torque minus every other identified term (it also carries the residual).",
+            ))
+    return figs, notes
+
+
+class FrictionSection(Section):
+    title = "Friction and compensator"
+    anchor = "friction"
+    template = """
+<h3>Friction</h3>
+{% if friction %}
+<p class="note">fv\u00b7qd + fc\u00b7sign(qd) + f0 for every joint whose friction parameters are base parameters on
+their own (not grouped with others).</p>
+{% for f in friction %}{{ f }}{% endfor %}
+{% else %}<p class="note">No joint has un-grouped friction base parameters (fv_J, fc_J) in this model.</p>{% endif %}
+{% for n in friction_notes %}<p class="note">{{ n }}</p>{% endfor %}
+<h3>Gravity compensator</h3>
+{% if compensator %}
+{% for f in compensator %}{{ f }}{% endfor %}
+{% else %}<p class="note">No compensator parameters (comp_*) in this model.</p>{% endif %}
+{% for n in compensator_notes %}<p class="note">{{ n }}</p>{% endfor %}
+"""
+
+    def context(self, data) -> dict:
+        friction, fnotes = _friction_figures(data, _friction_joints(data))
+        compensator, cnotes = _compensator_figures(data)
+        return {
+            "friction": friction,
+            "friction_notes": fnotes,
+            "compensator": compensator,
+            "compensator_notes": cnotes,
+        }

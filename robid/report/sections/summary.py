@@ -1,0 +1,216 @@
+"""Summary: one verdict per question an engineer asks first -- does the model fit new data, which parameters
+can be trusted, is the estimate physically meaningful, and what data were left out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from robid.report._html import Section, num
+
+LEVEL_TEXT = {"good": "GOOD", "warn": "CHECK", "bad": "POOR", "info": "NOTE"}
+_ORDER = {"info": 0, "good": 1, "warn": 2, "bad": 3}
+
+
+@dataclass
+class Verdict:
+    topic: str
+    level: str
+    headline: str
+    details: list[str] = field(default_factory=list)
+
+    @property
+    def badge(self) -> str:
+        return LEVEL_TEXT[self.level]
+
+
+def nrmse_level(value, thresholds) -> str:
+    if value is None:
+        return "info"
+    if value < thresholds.nrmse_good_percent:
+        return "good"
+    return "warn" if value < thresholds.nrmse_acceptable_percent else "bad"
+
+
+def fit_quality(data) -> tuple[Verdict, dict]:
+    th = data.thresholds
+    joints = data.robot.joint_names
+    columns = []  # (label, [nrmse per joint])
+    for run in data.runs:
+        if run.metrics:
+            columns.append((run.role, Path(run.source).name, [m.get("nrmse_percent") for m in run.metrics["per_joint"]]))
+    if not any(r.role == "identification" and r.metrics for r in data.runs) and data.result.get("metrics"):
+        columns.insert(0, ("identification", "all files", [m.get("nrmse_percent") for m in data.result["metrics"]["per_joint"]]))
+    val = [c for c in columns if c[0] == "validation"]
+    judged = val or [c for c in columns if c[0] == "identification"]
+    worst = [max((c[2][j] for c in judged if c[2][j] is not None), default=None) for j in range(len(joints))]
+    rule = (
+        f"NRMSE = RMS(measured \u2212 predicted) / RMS(measured) per joint; good < {num(th.nrmse_good_percent)} %, "
+        f"acceptable < {num(th.nrmse_acceptable_percent)} %, poor otherwise."
+    )
+    if not judged:
+        return Verdict("Fit quality", "info", "no torque metrics available", [rule]), {"columns": [], "rows": []}
+    levels = [nrmse_level(w, th) for w in worst]
+    level = max(levels, key=_ORDER.get)
+    on = "validation runs" if val else "the identification data only (no validation run: optimistic)"
+    finite = [w for w in worst if w is not None]
+    if level == "good":
+        head = f"every joint below {num(th.nrmse_good_percent)} % on {on}"
+    else:
+        bad = [f"{joints[j]} {num(worst[j], 3)} %" for j in range(len(joints)) if levels[j] != "good"]
+        head = f"{len(bad)} of {len(joints)} joints at or above {num(th.nrmse_good_percent)} % on {on}: " + ", ".join(bad)
+    details = [rule]
+    if finite:
+        details.append(f"worst joint {num(max(finite), 3)} %, best {num(min(finite), 3)} % ({on})")
+    rows = []
+    for j, name in enumerate(joints):
+        cells = [(c[2][j], nrmse_level(c[2][j], th)) for c in columns]
+        rows.append({"joint": name, "cells": cells})
+    table = {"columns": [f"{c[0]}: {c[1]}" for c in columns], "rows": rows}
+    return Verdict("Fit quality", level, head, details), table
+
+
+def identifiability(data) -> Verdict:
+    params = data.result["base_parameters"]
+    counts: dict[str, int] = {}
+    for p in params:
+        counts[p.get("class", "?")] = counts.get(p.get("class", "?"), 0) + 1
+    th = data.result.get("thresholds") or {}
+    pairs = data.result.get("correlated_pairs") or []
+    weak = len(params) - counts.get("well-identified", 0)
+    level = "good" if weak == 0 and not pairs else ("bad" if weak > len(params) / 2 else "warn")
+    head = ", ".join(f"{n} {c}" for c, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    details = []
+    if th:
+        details.append(
+            f"well-identified: relative std < {num(th.get('poor_relative_std_percent'))} %; barely-excited: "
+            "the data hardly excite the parameter even alone; correlated: |corr| > "
+            f"{num(th.get('correlation'))}"
+        )
+    structural: dict[str, int] = {}
+    for s in data.result.get("standard_parameters") or []:
+        structural[s.get("structural_class", "?")] = structural.get(s.get("structural_class", "?"), 0) + 1
+    if structural:
+        details.append(
+            "standard parameters: " + ", ".join(f"{n} {c}" for c, n in sorted(structural.items()))
+        )
+    if pairs:
+        shown = ", ".join(f"{p['first']} ~ {p['second']} ({num(p['correlation'], 3)})" for p in pairs[:12])
+        more = f" and {len(pairs) - 12} more" if len(pairs) > 12 else ""
+        details.append(f"{len(pairs)} strongly correlated pair(s): {shown}{more}")
+    else:
+        details.append("no strongly correlated pair of base parameters")
+    return Verdict("Identifiability", level, head, details)
+
+
+def physical_consistency(data) -> Verdict:
+    ph = data.result.get("physical_consistency")
+    ce = data.result.get("consistent_estimate")
+    details = []
+    if ce is not None:
+        if ce.get("solved"):
+            details.append(f"the reported values are the physically consistent estimate ({ce.get('method')})")
+        else:
+            details.append(
+                f"the physically consistent estimate failed ({ce.get('status')}); the reported values are the "
+                "unconstrained estimate"
+            )
+    if ph is None:
+        level = "good" if ce and ce.get("solved") else "info"
+        return Verdict("Physical consistency", level, "not checked for the unconstrained estimate", details)
+    of = ph.get("of", "unconstrained")
+    if ph.get("consistent"):
+        level, head = "good", f"the {of} estimate has a physically consistent standard parameter set"
+    elif ph.get("consistent") is None or not ph.get("solved", True):
+        level, head = "info", f"the check of the {of} estimate did not conclude"
+    else:
+        compatible = ph.get("statistically_compatible")
+        level = "warn" if compatible or (ce and ce.get("solved")) else "bad"
+        head = f"the {of} estimate has no physically consistent standard set"
+        if compatible is not None:
+            d = ph.get("mahalanobis")
+            head += (
+                "; the nearest consistent set is within the estimate's uncertainty"
+                if compatible
+                else "; the nearest consistent set lies outside the estimate's uncertainty"
+            ) + (f" (Mahalanobis distance {num(d, 3)})" if d is not None else "")
+    moved = ph.get("moved") or []
+    if moved:
+        details.append(
+            "parameters the nearest consistent set moves most: "
+            + ", ".join(f"{m['name']} {num(m['value'], 3)} \u2192 {num(m['nearest_consistent'], 3)}" for m in moved[:6])
+        )
+    details += list(ph.get("notes") or [])[:3]
+    return Verdict("Physical consistency", level, head, details)
+
+
+def data_rejected(data) -> Verdict:
+    details = []
+    total_dropped = 0
+    anything = False
+    for run in data.runs:
+        s = run.summary
+        name = Path(run.source).name
+        if s is None:
+            details.append(f"{run.role} {name}: no signal-stage summary ({run.missing or 'not available'})")
+            continue
+        dropped = len(s.get("dropped_rows") or [])
+        total_dropped += dropped
+        parts = [f"{dropped} of {s.get('samples_read', '?')} rows dropped"]
+        rejected = s.get("rejected_periods") or []
+        if rejected:
+            parts.append(f"period(s) {', '.join(map(str, rejected))} of {s.get('n_periods', 0) + len(rejected)} left out")
+        unused = s.get("unused_rows_per_joint") or []
+        if any(unused):
+            parts.append(f"unused (sample, joint) rows per joint {', '.join(map(str, unused))}")
+        trimmed = s.get("trimmed_samples") or [0, 0]
+        if any(trimmed):
+            parts.append(f"{trimmed[0]} + {trimmed[1]} samples trimmed at the filter edges")
+        if s.get("standstill_s"):
+            parts.append(f"{len(s['standstill_s'])} standstill segment(s) not used")
+        anything = anything or dropped or rejected or any(unused) or any(trimmed)
+        details.append(f"{run.role} {name}: " + "; ".join(parts))
+    if not data.runs:
+        return Verdict("Data rejected", "info", "no data summary in the result", details)
+    head = (
+        f"{total_dropped} rows dropped in total; see Data quality for every rejection and why"
+        if anything
+        else "nothing dropped, left out or trimmed"
+    )
+    level = "warn" if total_dropped else ("info" if anything else "good")
+    return Verdict("Data rejected", level, head, details)
+
+
+class SummarySection(Section):
+    title = "Summary"
+    anchor = "summary"
+    template = """
+<div class="verdicts">
+{% for v in verdicts %}
+<div class="verdict {{ v.level }}">
+<h3>{{ v.topic }} <span class="badge {{ v.level }}">{{ v.badge }}</span></h3>
+<div>{{ v.headline }}</div>
+{% if v.details %}<ul>{% for d in v.details %}<li>{{ d }}</li>{% endfor %}</ul>{% endif %}
+</div>
+{% endfor %}
+</div>
+{% if fit.columns %}
+<h3>Torque NRMSE per joint</h3>
+<div class="table-wrap"><table>
+<thead><tr><th>joint</th>{% for c in fit.columns %}<th>{{ c }}</th>{% endfor %}</tr></thead>
+<tbody>
+{% for r in fit.rows %}
+<tr><td>{{ r.joint }}</td>{% for value, level in r.cells %}<td class="n {{ level }}">{{ value | pct }}</td>{% endfor %}</tr>
+{% endfor %}
+</tbody></table></div>
+{% endif %}
+{% if notes %}
+<h3>Notes</h3>
+<ul>{% for n in notes %}<li>{{ n }}</li>{% endfor %}</ul>
+{% endif %}
+"""
+
+    def context(self, data) -> dict:
+        fit, table = fit_quality(data)
+        verdicts = [fit, identifiability(data), physical_consistency(data), data_rejected(data)]
+        return {"verdicts": verdicts, "fit": table, "notes": list(data.notes)}
