@@ -1,7 +1,7 @@
 """Run a campaign: design -> export -> measure (virtual robot or files) -> identify (+validate) -> report.
 
-Each step has a fingerprint: the hash of its own settings, of the files it reads and of the robot (file
-content and terms) and robid version. Fingerprints of the last successful run are kept in
+Each step has a fingerprint: the hash of its own settings, of the files it reads, of the robot (file
+content and terms) and of robid's own source code. Fingerprints of the last successful run are kept in
 ``<root>/.robid-campaign/<name>.json``; a step whose fingerprint and outputs are unchanged is skipped and says
 so. Every artefact is written atomically by the library function that makes it; a failed step names itself
 and the reason, and the artefacts of the earlier steps stay.
@@ -50,6 +50,16 @@ def _file_hash(path: Path) -> str:
     return h.hexdigest()
 
 
+def code_fingerprint() -> str:
+    """Hash of robid's own source: a step computed by other code is not up to date."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")) + sorted(root.rglob("*.yaml")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def _fingerprint(*parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -86,7 +96,8 @@ def run_campaign(
     state = _State(root, spec.name)
     robot = robid.load_robot(spec.robot, terms=spec.terms)
     robot_path = builtin_robot_path(spec.robot) if spec.robot in builtin_robot_names() else Path(spec.robot)
-    robot_fp = _fingerprint(_file_hash(robot_path), robot.terms, robid.__version__)
+    code_fp = code_fingerprint()
+    robot_fp = _fingerprint(_file_hash(robot_path), robot.terms, robid.__version__, code_fp)
     outcomes: list[StepOutcome] = []
 
     def step(name: str, fp: str, outputs: list[Path], action: Callable[[], None]) -> None:
@@ -120,7 +131,7 @@ def run_campaign(
     for e in spec.exports:
         ext = {"csv": "csv", "krl": "src", "rapid": "mod", "urscript": "script"}[e.format]
         out = dirs["trajectories"] / f"{e.trajectory}.{ext}"
-        fp = _fingerprint("export", _file_hash_later(traj_paths[e.trajectory]), e.format, e.periods, e.rate)
+        fp = _fingerprint("export", code_fp, _file_hash_later(traj_paths[e.trajectory]), e.format, e.periods, e.rate)
         step(f"export {e.trajectory} {e.format}", fp, [out], lambda e=e, out=out: _export(traj_paths[e.trajectory],
                                                                                             e, out))
 
@@ -159,7 +170,7 @@ def run_campaign(
     if spec.report is not None:
         report_path = dirs["reports"] / "report.html"
         first_traj = _traj_of(spec, spec.identify[0])
-        fp = _fingerprint("report", _file_hash(result_path), spec.report,
+        fp = _fingerprint("report", code_fp, _file_hash(result_path), spec.report,
                           _file_hash_later(traj_paths[first_traj]) if first_traj else None)
         step("report", fp, [report_path], lambda: _report(
             robot, spec, holder.get("result"), result_path, report_path, traj_paths.get(first_traj), truths))

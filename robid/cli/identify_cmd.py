@@ -66,6 +66,10 @@ def print_summary(data: dict, out) -> None:
           + ", ".join(f"{m['joint']} {m['nrmse_percent']:.2f}" for m in v["per_joint"]) + "\n")
     for pair in data["correlated_pairs"][:10]:
         w(f"strongly correlated: {pair['first']} ~ {pair['second']} (corr {pair['correlation']:+.3f})\n")
+    from robid.identification.compensator import summary_lines
+
+    for line in summary_lines(data.get("compensator")):
+        w(line + "\n")
     ph = data.get("physical_consistency")
     if ph is not None and ph["consistent"] is False:
         w("physical consistency: the unconstrained estimate has no physically consistent standard set"

@@ -4,6 +4,14 @@ Parallel filtering (Gautier 1997): the base regressor is evaluated on the proces
 states and then passed through the same linear filter that the signal stage already applied to the torque
 (``ProcessedSignals.apply_filter``): the harmonic mask of the periodic path, or the zero-phase low-pass of the
 non-periodic path, so that both sides of tau = W beta carry the same band.
+
+Elastic joints with motor encoders (Spong model, Zollo et al. 2015 eq. 2-6): the motor torque is
+tau = Ia thetadd + f(thetad) + [link-side rigid dynamics of q], whereas the rigid regressor carries the rotor at
+the link acceleration (Ia qdd). When the measurement has motor positions, the difference Ia_nominal (thetadd -
+qdd) -- with Ia_nominal = rotor_inertia * gear_ratio^2 from the robot file -- is moved to the torque side, and
+likewise the drive-side friction difference fv_nom (thetad - qd) + fc_nom (sign thetad - sign qd), so the lumped
+base parameters stay those of the rigid model; only (true - nominal) times the deflection terms remains,
+second order in the deflection.
 """
 
 from __future__ import annotations
@@ -43,6 +51,10 @@ def load_dataset(
     W = base.regressor(processed.q, processed.qd, processed.qdd)
     tau = np.asarray(processed.tau, dtype=float)
     notes = list(measurement.notes)
+    if processed.thetadd is not None and robot.model.is_elastic:
+        tau = tau - _rotor_correction(robot, processed)
+        notes.append("elastic joints: rotor inertia and drive friction taken at the motor side (nominal "
+                     "Ia (thetadd - qdd) + fv (thetad - qd) + fc (sign thetad - sign qd) moved to the torque side)")
     n, dof, nb = W.shape
     W_f = processed.apply_filter(W.reshape(n, dof * nb)).reshape(n, dof, nb)
     if processed.mode == "nonperiodic":
@@ -61,6 +73,21 @@ def load_dataset(
         tau=tau,
         rows_used=int(keep.sum()),
         notes=tuple(notes),
+    )
+
+
+def _rotor_correction(robot: Robot, processed: ProcessedSignals) -> np.ndarray:
+    """Ia_nom (thetadd - qdd) + fv_nom (thetad - qd) + fc_nom (sign thetad - sign qd) on elastic joints."""
+    joints = robot.model.joints
+    elastic = np.array([j.elasticity is not None for j in joints])
+    ia = np.array([j.drive.reflected_inertia if j.drive is not None else 0.0 for j in joints]) * elastic
+    fv = np.array([j.friction.viscous for j in joints]) * elastic
+    fc = np.array([j.friction.coulomb for j in joints]) * elastic
+    qd, thd = np.asarray(processed.qd), np.asarray(processed.thetad)
+    return (
+        (np.asarray(processed.thetadd) - np.asarray(processed.qdd)) * ia
+        + (thd - qd) * fv
+        + (np.sign(thd) - np.sign(qd)) * fc
     )
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.identification.compensator import compensator_section
 from robid.identification.identify import IdentificationResult
 from robid.signals import summary as signals_summary
 from robid.signals.output import write_atomic
@@ -92,6 +93,7 @@ def result_dict(r: IdentificationResult, reference: dict | None = None) -> dict:
         },
         "identifiability_notes": list(ident.notes),
         "processing": _processing_dict(r.options),
+        "compensator": compensator_section(r),
         "notes": list(r.notes),
     }
     for m in out["metrics"]["per_joint"]:

@@ -159,9 +159,7 @@ def friction_curve(qd_grid, prefixes, joint: str, names, values, covariance, nom
     B = friction_basis(qd_grid, prefixes)
     C = covariance[np.ix_(idx, idx)]
     std = np.sqrt(np.clip(np.sum((B @ C) * B, axis=1), 0.0, None))
-    refs = {
-        label: B @ ref[idx] for label, ref in references.items() if np.all(np.isfinite(ref[idx]))
-    }
+    refs = {label: B @ ref[idx] for label, ref in references.items() if np.all(np.isfinite(ref[idx]))}
     return Curve(qd_grid, B @ values[idx], std, B @ nominal_base[idx], refs)
 
 
@@ -189,7 +187,5 @@ def compensator_curve(robot, j: int, q_grid, q_ref, cols, base_idx, values, cova
     C = covariance[np.ix_(base_idx, base_idx)]
     std = np.sqrt(np.clip(np.sum((Y @ C) * Y, axis=1), 0.0, None))
     nominal = robot.parameters[cols]
-    refs = {
-        label: Y @ ref[base_idx] for label, ref in references.items() if np.all(np.isfinite(ref[base_idx]))
-    }
+    refs = {label: Y @ ref[base_idx] for label, ref in references.items() if np.all(np.isfinite(ref[base_idx]))}
     return Curve(np.asarray(q_grid), Y @ values[base_idx], std, Y @ nominal, refs)

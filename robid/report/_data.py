@@ -129,9 +129,7 @@ def normalise_references(reference, names: Sequence[str], where: str = "referenc
             except (TypeError, ValueError) as exc:
                 raise RobidInputError(f"{where}: {label}: expected numbers ({exc})") from None
             if arr.shape[0] != len(names):
-                raise RobidInputError(
-                    f"{where}: {label}: {arr.shape[0]} values for {len(names)} base parameters"
-                )
+                raise RobidInputError(f"{where}: {label}: {arr.shape[0]} values for {len(names)} base parameters")
         out[str(label)] = arr
     return out
 
@@ -332,6 +330,7 @@ def from_result_file(
     ``validate`` if given, else those listed in RESULT.json) are processed again with the stored processing
     options and mapping; a file that cannot be found or read is reported as missing, not fatal (except the
     files given in ``validate``). The parameter values, covariance and noise levels are those of RESULT.json."""
+    from robid import progress
     from robid.identification import load_dataset, read_result
     from robid.identification.predict import check_result_matches
     from robid.identification.result_file import processing_options_from
@@ -367,13 +366,12 @@ def from_result_file(
                 raise RobidInputError(f"{name}: validation file not found")
             why = f"{name}: not found (looked relative to the working folder and to {result_path.parent})"
             return Run(role, name, stored, stored_metrics, None, why)
+        progress.report(f"report: processing {role} data {name} again")
         pol = policy
         if pol is None:
             pol = ValidationPolicy(drop_bad_rows=bool(stored and stored.get("dropped_rows")))
         try:
-            ds = load_dataset(
-                robot, path, mapping=mapping, options=processing_options_from(data, name), policy=pol
-            )
+            ds = load_dataset(robot, path, mapping=mapping, options=processing_options_from(data, name), policy=pol)
         except RobidInputError as exc:
             if required:
                 raise
@@ -382,7 +380,7 @@ def from_result_file(
         if stored_metrics is not None and not _same_metrics(stored_metrics, metrics):
             notes.append(
                 f"{name}: processed again, its torque NRMSE differs from the one stored in {result_path.name}"
-                " (changed file or processing options?); the report shows the re-processed data"
+                " (changed file, processing options or robid version?); the report shows the re-processed data"
             )
         return Run(role, name, dataset_summary(ds), metrics, ds)
 

@@ -93,6 +93,7 @@ table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
 th, td { border: 1px solid var(--line); padding: 0.25rem 0.5rem; vertical-align: top; }
 th { background: #eef1f4; text-align: left; font-weight: 600; }
 tbody tr:nth-child(even) { background: var(--zebra); }
+td.cls { white-space: nowrap; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.expr { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.78rem; max-width: 26rem;
           overflow-wrap: anywhere; }
@@ -162,9 +163,12 @@ class Report:
         self.sections = list(sections)
 
     def render(self, data: ReportData) -> str:
-        from robid import __version__
+        from robid import __version__, progress
 
-        bodies = [Markup(s.render(data)) for s in self.sections]
+        bodies = []
+        for s in self.sections:
+            progress.report(f"report: {s.title.lower()}")
+            bodies.append(Markup(s.render(data)))
         return ENV.from_string(PAGE).render(
             title=data.title,
             subtitle=data.subtitle,

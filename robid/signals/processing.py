@@ -75,7 +75,7 @@ class _Result:
     t: np.ndarray
     derivs: list[np.ndarray]
     tau: np.ndarray
-    theta: np.ndarray | None
+    theta: list[np.ndarray] | None  # motor positions and their first two derivatives
     noise: NoiseEstimate
     apply_filter: object
     mode: str
@@ -135,7 +135,9 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         qddd=d[3] if orders >= 3 else None,
         qdddd=d[4] if orders >= 4 else None,
         tau=result.tau,
-        theta=result.theta,
+        theta=result.theta[0] if result.theta is not None else None,
+        thetad=result.theta[1] if result.theta is not None else None,
+        thetadd=result.theta[2] if result.theta is not None else None,
         mode=result.mode,
         sample_rate=result.rate,
         noise=result.noise,
@@ -352,7 +354,7 @@ def _periodic(
     tau_f = periodic.spectral_derivatives(mean_tau, mask_tau, period, 0)[0]
     theta_f = None
     if "theta" in cut.periods:
-        theta_f = periodic.spectral_derivatives(cut.periods["theta"][keep].mean(axis=0), mask, period, 0)[0]
+        theta_f = periodic.spectral_derivatives(cut.periods["theta"][keep].mean(axis=0), mask, period, 2)
     kept = tuple(int(x) for x in np.flatnonzero(mask[1:]) + 1)
     lines.append(
         f"DFT of the averaged period: kept DC and {len(kept)} harmonics ({how}): {_ranges(kept)} "
@@ -455,7 +457,8 @@ def _single_period(
     theta_f = None
     if sig.get("theta") is not None:
         rth, step_th = periodised(sig["theta"])
-        theta_f = periodic.spectral_derivatives(rth, mask, period, 0)[0] + step_th[0]
+        dth = periodic.spectral_derivatives(rth, mask, period, 2)
+        theta_f = [dth[k] + step_th[k] for k in range(3)]
     n_kept = int(np.count_nonzero(mask))
     removed = (m - (2 * n_kept - 1)) / m
     var_q = noise.residual_variance(rq, dq[0], removed)
@@ -542,7 +545,11 @@ def _nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str) -> 
     for _ in range(orders):
         derivs.append(filtering.derivative(derivs[-1], h))
     tau_f = filtering.zero_phase(tau, sos)
-    theta_f = filtering.zero_phase(sig["theta"], sos) if sig.get("theta") is not None else None
+    theta_f = None
+    if sig.get("theta") is not None:
+        theta_f = [filtering.zero_phase(sig["theta"], sos)]
+        for _ in range(2):
+            theta_f.append(filtering.derivative(theta_f[-1], h))
     inner = slice(edge, t.size - edge)
     f, h2 = filtering.magnitude_squared(sos, rate)
     removed = float(np.mean((1.0 - h2) ** 2))
@@ -577,7 +584,7 @@ def _nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str) -> 
         t=t[pick],
         derivs=[d[pick] for d in derivs],
         tau=tau_f[pick],
-        theta=theta_f[pick] if theta_f is not None else None,
+        theta=[x[pick] for x in theta_f] if theta_f is not None else None,
         noise=est,
         apply_filter=apply_filter,
         mode="nonperiodic",

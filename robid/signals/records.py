@@ -160,6 +160,8 @@ class ProcessedSignals:
     qddd: np.ndarray | None = None
     qdddd: np.ndarray | None = None
     theta: np.ndarray | None = None
+    thetad: np.ndarray | None = None
+    thetadd: np.ndarray | None = None
     period: float | None = None
     period_source: str | None = None  # "user" | "trajectory" | "detected" | "segment"
     n_periods: int = 0
@@ -172,7 +174,7 @@ class ProcessedSignals:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("t", "q", "qd", "qdd", "tau", "qddd", "qdddd", "theta"):
+        for name in ("t", "q", "qd", "qdd", "tau", "qddd", "qdddd", "theta", "thetad", "thetadd"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         keep = np.array(self.keep, dtype=bool, copy=True)
         keep.flags.writeable = False

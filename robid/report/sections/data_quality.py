@@ -124,23 +124,31 @@ those stored in the result.{% endif %}</p>{% endif %}
 <th>acceleration [{{ au }}]</th><th>torque [{{ tu }}]</th></tr></thead>
 <tbody>
 {% for n in r.noise_rows %}
-<tr><td>{{ n.joint }}</td>{% for c in n.cells %}<td class="n">{{ c }}</td>{% endfor %}<td class="n">{{ n.unused }}</td></tr>
+<tr><td>{{ n.joint }}</td>{% for c in n.cells %}<td class="n">{{ c }}</td>{% endfor %}
+<td class="n">{{ n.unused }}</td></tr>
 {% endfor %}
 </tbody></table></div>
 <p class="caption">Noise estimate: {{ r.noise_method }}.</p>
 {% if r.dropped_total %}
 <p><strong>{{ r.dropped_total }} row(s) dropped while reading</strong>, by reason:</p>
 <table><thead><tr><th>reason</th><th>rows</th><th>file rows (1-based, header counted)</th></tr></thead><tbody>
-{% for b in r.by_reason %}<tr><td>{{ b.reason }}</td><td class="n">{{ b.count }}</td><td>{{ b.rows }}</td></tr>{% endfor %}
+{% for b in r.by_reason %}
+<tr><td>{{ b.reason }}</td><td class="n">{{ b.count }}</td><td>{{ b.rows }}</td></tr>
+{% endfor %}
 </tbody></table>
-<details><summary>every dropped row{% if r.dropped_total > r.dropped|length %} (first {{ r.dropped|length }}){% endif %}</summary>
+<details><summary>every dropped row
+{%- if r.dropped_total > r.dropped|length %} (first {{ r.dropped|length }}){% endif %}</summary>
 <table><thead><tr><th>row</th><th>sample</th><th>reason</th></tr></thead><tbody>
-{% for d in r.dropped %}<tr><td class="n">{{ d.row }}</td><td class="n">{{ d.sample }}</td><td>{{ d.reason }}</td></tr>{% endfor %}
+{% for d in r.dropped %}
+<tr><td class="n">{{ d.row }}</td><td class="n">{{ d.sample }}</td><td>{{ d.reason }}</td></tr>
+{% endfor %}
 </tbody></table></details>
 {% else %}
 <p>No row dropped while reading.</p>
 {% endif %}
-{% if r.standstill %}<p>Standstill segments not used: {% for a, b in r.standstill %}{{ a | num }}\u2013{{ b | num }} s{% if not loop.last %}, {% endif %}{% endfor %}.</p>{% endif %}
+{% if r.standstill %}<p>Standstill segments not used:
+{% for a, b in r.standstill %}{{ a | num }}–{{ b | num }} s{% if not loop.last %}, {% endif %}{% endfor %}.</p>
+{% endif %}
 <details{% if loop.first %} open{% endif %}><summary>processing account</summary>
 <pre>{% for line in r.method %}{{ line }}
 {% endfor %}{% for line in r.notes %}note: {{ line }}

@@ -59,6 +59,7 @@ def _trajectory_figures(data, t, q, qd, qdd) -> list:
         with F.style():
             fig = F.new_figure(7.2)
             axes = fig.subplots(3, 1, sharex=True)
+            F.margins(fig, top=0.4, hspace_in=0.2, rows=3)
             for j in group:
                 u = units[j]
                 for ax, x in zip(axes, (q, qd, qdd), strict=True):
@@ -84,6 +85,7 @@ def _spectrum_figure(data, traj):
     with F.style():
         fig = F.new_figure(3.4)
         ax = fig.subplots()
+        F.margins(fig, bottom=0.8)
         width = 0.8 / traj.dof
         for j in range(traj.dof):
             ax.bar(ls + (j - (traj.dof - 1) / 2) * width, amp[j] * units[j].scale, width, label=names[j])
@@ -184,8 +186,14 @@ identification data, {{ usage_source }}).</p>
         else:
             runs = [r for r in data.identification_runs if r.dataset is not None]
             if not runs:
-                return {"design": [], "figures": [], "usage": [], "headers": [], "usage_source": "not available",
-                        "usage_caption": ""}
+                return {
+                    "design": [],
+                    "figures": [],
+                    "usage": [],
+                    "headers": [],
+                    "usage_source": "not available",
+                    "usage_caption": "",
+                }
             p = runs[0].dataset.processed
             q, qd, qdd = p.q, p.qd, p.qdd
             tau = p.tau if any(j.limits.torque for j in robot.model.joints) else None
@@ -193,8 +201,14 @@ identification data, {{ usage_source }}).</p>
             usage_source = runs[0].source
             caption = "Processed identification signals against the limits of the robot file."
         rows = limit_usage(q, qd, qdd, limits, tau)
-        headers = ["motion range", f"position limits [{units[0].position}]", "position usage", "margin to limit",
-                   "peak velocity (usage)", "peak acceleration (usage)"]
+        headers = [
+            "motion range",
+            f"position limits [{units[0].position}]",
+            "position usage",
+            "margin to limit",
+            "peak velocity (usage)",
+            "peak acceleration (usage)",
+        ]
         if tau is not None:
             headers.append("peak torque (usage)" + (", nominal model" if tf is not None else ", measured"))
         caption += (

@@ -63,17 +63,44 @@ def _implied(data, j: int, base_idx: list[int], which: str, mask_only=True):
     return x[::step], y[::step]
 
 
-def _plot_curve(ax, curve, xscale, implied, xlabel, ylabel, title):
+def _plot_curve(ax, curve, xscale, implied, xlabel, ylabel, title, minus=None):
+    """Identified curve with its band, nominal, references and the data-implied scatter; with ``minus`` (an
+    array on the curve's grid) every curve is drawn relative to it (a deviation plot)."""
     x = curve.x * xscale
+    base = np.zeros_like(curve.identified) if minus is None else minus
+    shift = 0.0
     if implied is not None:
-        ax.scatter(implied[0] * xscale, implied[1], s=4, color=F.DATA, alpha=0.35, lw=0, label="data-implied",
-                   rasterized=True)
-    ax.fill_between(x, curve.identified - K95 * curve.std, curve.identified + K95 * curve.std, color=F.BAND,
-                    alpha=0.6, lw=0, label="identified 95 %")
-    ax.plot(x, curve.identified, color=F.IDENTIFIED, lw=1.6, label="identified")
-    ax.plot(x, curve.nominal, color=F.NOMINAL, lw=1.3, ls="--", label="nominal")
+        shift = 0.0 if minus is None else np.interp(implied[0], curve.x, minus)
+        ax.scatter(
+            implied[0] * xscale,
+            implied[1] - shift,
+            s=4,
+            color=F.DATA,
+            alpha=0.35,
+            lw=0,
+            label="data-implied",
+            rasterized=True,
+        )
+    ax.fill_between(
+        x,
+        curve.identified - K95 * curve.std - base,
+        curve.identified + K95 * curve.std - base,
+        color=F.BAND,
+        alpha=0.6,
+        lw=0,
+        label="identified, 95 % band",
+    )
+    ax.plot(x, curve.identified - base, color=F.IDENTIFIED, lw=1.6, label="identified")
+    ax.plot(x, curve.nominal - base, color=F.NOMINAL, lw=1.3, ls="--", label="nominal (robot file)")
     for (label, y), color in zip(curve.references.items(), REF_STYLES, strict=False):
-        ax.plot(x, y, color=color, lw=1.2, ls=":", label=label)
+        ax.plot(x, y - base, color=color, lw=1.2, ls=":", label=label)
+    if implied is not None and implied[1].size > 20:
+        # a few outliers (e.g. at velocity reversals) must not squash the curves: robust vertical limits
+        curves = [curve.identified - base, curve.nominal - base, *[y - base for y in curve.references.values()]]
+        lo = min(np.percentile(implied[1] - shift, 0.5), *(float(np.min(c)) for c in curves))
+        hi = max(np.percentile(implied[1] - shift, 99.5), *(float(np.max(c)) for c in curves))
+        pad = 0.08 * max(hi - lo, 1e-12)
+        ax.set_ylim(lo - pad, hi + pad)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, loc="left")
@@ -109,30 +136,42 @@ def _friction_figures(data, joints) -> tuple[list, list[str]]:
         span = max(hi - lo, 1e-9)
         grid = np.linspace(lo - 0.02 * span, hi + 0.02 * span, GRID)
         grid = np.sort(np.concatenate([grid, [-1e-12, 1e-12]])) if lo < 0 < hi else grid
-        curve = friction_curve(grid, prefixes, names[j], data.names, data.values, data.covariance, nominal,
-                               data.references)
+        curve = friction_curve(
+            grid, prefixes, names[j], data.names, data.values, data.covariance, nominal, data.references
+        )
         idx = [data.names.index(f"{p}_{names[j]}") for p in prefixes]
         plotted.append((j, curve, _implied(data, j, idx, "qd"), prefixes, source))
     for group in F.joint_groups(len(plotted)):
         items = [plotted[i] for i in group]
         with F.style():
-            fig = F.new_figure(3.4)
+            fig = F.new_figure(3.7)
             axes = np.atleast_1d(fig.subplots(1, 3, squeeze=False)).ravel()
+            F.margins(fig, cols=3, wspace_in=0.8, top=0.65)
             for ax, (j, curve, implied, prefixes, _) in zip(axes, items, strict=False):
                 u = units[j]
-                _plot_curve(ax, curve, u.scale, implied, f"velocity [{u.velocity}]", f"friction [{u.torque}]",
-                            f"{names[j]}: " + " + ".join({"fv": "fv\u00b7qd", "fc": "fc\u00b7sign(qd)", "f0": "f0"}[p]
-                                                          for p in prefixes))
-            for ax in axes[len(items):]:
+                _plot_curve(
+                    ax,
+                    curve,
+                    u.scale,
+                    implied,
+                    f"velocity [{u.velocity}]",
+                    f"friction [{u.torque}]",
+                    f"{names[j]}: "
+                    + " + ".join({"fv": "fv\u00b7qd", "fc": "fc\u00b7sign(qd)", "f0": "f0"}[p] for p in prefixes),
+                )
+            for ax in axes[len(items) :]:
                 ax.set_visible(False)
-            axes[0].legend(loc="upper left", fontsize=8)
+            F.legend_on_top(fig, axes[0])
             label = ", ".join(names[it[0]] for it in items)
-            figs.append(F.figure_html(
-                fig, f"friction curves, joints {label}",
-                f"Friction torque over the velocity range of the {items[0][4]} (joints {label}). Data-implied: the "
-                "measured torque minus every other identified term (filtered like the torque, so the Coulomb step "
-                "appears smoothed).",
-            ))
+            figs.append(
+                F.figure_html(
+                    fig,
+                    f"friction curves, joints {label}",
+                    f"Friction torque over the velocity range of the {items[0][4]} (joints {label}). Data-implied: the "
+                    "measured torque minus every other identified term (filtered like the torque, so the Coulomb step "
+                    "appears smoothed).",
+                )
+            )
     return figs, skipped
 
 
@@ -162,27 +201,46 @@ def _compensator_figures(data) -> tuple[list, list[str]]:
         lo, hi, source = rng
         span = max(hi - lo, 1e-9)
         grid = np.linspace(lo - 0.03 * span, hi + 0.03 * span, GRID)
-        curve = compensator_curve(robot, j, grid, q_ref, cols, base_idx, data.values, data.covariance,
-                                  data.references)
+        curve = compensator_curve(robot, j, grid, q_ref, cols, base_idx, data.values, data.covariance, data.references)
         plotted.append((j, curve, _implied(data, j, base_idx, "q"), source, [data.names[k] for k in base_idx]))
     figs = []
-    for group in F.joint_groups(len(plotted)):
-        items = [plotted[i] for i in group]
+    for j, curve, implied, source, pnames in plotted:
+        u = units[j]
         with F.style():
-            fig = F.new_figure(3.6)
-            axes = np.atleast_1d(fig.subplots(1, len(items), squeeze=False)).ravel()
-            for ax, (j, curve, implied, _, pnames) in zip(axes, items, strict=True):
-                u = units[j]
-                _plot_curve(ax, curve, u.scale, implied, f"{names[j]} position [{u.position}]",
-                            f"compensator torque [{u.torque}]", f"{names[j]}: {', '.join(pnames)}")
-            axes[0].legend(loc="best", fontsize=8)
-            label = ", ".join(names[it[0]] for it in items)
-            figs.append(F.figure_html(
-                fig, f"compensator torque, joints {label}",
-                f"Torque the gravity compensator adds on joints {label} over the angle range of the {items[0][3]}: the "
-                "robot regressor's comp_* columns times the identified, nominal and reference values. Data-implied: "
-                "measured torque minus every other identified term (it also carries the residual).",
-            ))
+            fig = F.new_figure(3.9)
+            ax, axd = fig.subplots(1, 2)
+            F.margins(fig, cols=2, wspace_in=1.0, top=0.65)
+            xlabel = f"{names[j]} position [{u.position}]"
+            _plot_curve(
+                ax,
+                curve,
+                u.scale,
+                implied,
+                xlabel,
+                f"compensator torque [{u.torque}]",
+                f"{names[j]}: {', '.join(pnames)}",
+            )
+            _plot_curve(
+                axd,
+                curve,
+                u.scale,
+                implied,
+                xlabel,
+                f"difference [{u.torque}]",
+                f"{names[j]}: relative to the nominal compensator",
+                minus=curve.nominal,
+            )
+            F.legend_on_top(fig, ax)
+            figs.append(
+                F.figure_html(
+                    fig,
+                    f"compensator torque, joint {names[j]}",
+                    f"Torque the gravity compensator adds on joint {names[j]} over the angle range of the {source} "
+                    "(left), and the same curves minus the nominal one (right): the robot regressor's comp_* columns "
+                    "times the identified, nominal and reference values. Data-implied: measured torque minus every "
+                    "other identified term (it also carries the residual).",
+                )
+            )
     return figs, notes
 
 

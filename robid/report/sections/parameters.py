@@ -25,15 +25,18 @@ of {{ ref_labels }}.</p>{% endif %}
 <th>rel. std</th><th>class</th><th>nominal</th>
 {% if unconstrained %}<th>unconstrained</th>{% endif %}
 {% for label in refs %}<th>{{ label }}</th><th>|value \u2212 {{ label }}| / std</th>{% endfor %}
-<th>correlated with</th></tr></thead>
+{% if correlated %}<th>correlated with</th>{% endif %}</tr></thead>
 <tbody>
 {% for p in rows %}
 <tr{% if p.flag %} class="flag"{% endif %}><td class="n">{{ loop.index }}</td><td><code>{{ p.name }}</code></td>
 <td class="expr">{{ p.expression }}</td><td class="n">{{ p.value | num }}</td><td class="n">{{ p.std | num(3) }}</td>
-<td class="n">{{ p.rel | pct }}</td><td class="{{ p.level }}">{{ p.cls }}</td><td class="n">{{ p.nominal | num }}</td>
+<td class="n">{{ p.rel | pct }}</td><td class="cls {{ p.level }}">{{ p.cls }}</td>
+<td class="n">{{ p.nominal | num }}</td>
 {% if unconstrained %}<td class="n">{{ p.unconstrained | num }}</td>{% endif %}
-{% for r in p.refs %}<td class="n">{{ r.value | num }}</td><td class="n{% if r.flag %} bad{% endif %}">{{ r.z | num(3) }}</td>{% endfor %}
-<td>{{ p.correlated }}</td></tr>
+{% for r in p.refs %}
+<td class="n">{{ r.value | num }}</td><td class="n{% if r.flag %} bad{% endif %}">{{ r.z | num(3) }}</td>
+{% endfor %}
+{% if correlated %}<td>{{ p.correlated }}</td>{% endif %}</tr>
 {% endfor %}
 </tbody></table></div>
 <p class="caption">Units SI (kg, kg m, kg m\u00b2, N m s/rad, N m, \u2026). Relative std = std / |value|. The
@@ -54,7 +57,7 @@ std is that of the {{ std_of }} estimate.</p>
             s = std[i] if s is None else s
             ref_cells = []
             row_flag = False
-            for label, ref in refs.items():
+            for ref in refs.values():
                 rv = float(ref[i])
                 z = abs(value - rv) / s if math.isfinite(rv) and s and s > 0 else None
                 if math.isfinite(rv) and s == 0:
@@ -93,5 +96,6 @@ std is that of the {{ std_of }} estimate.</p>
             "flagged_total": flagged,
             "k": num(k),
             "unconstrained": unconstrained,
+            "correlated": any(r["correlated"] for r in rows),
             "std_of": est,
         }

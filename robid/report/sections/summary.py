@@ -38,9 +38,13 @@ def fit_quality(data) -> tuple[Verdict, dict]:
     columns = []  # (label, [nrmse per joint])
     for run in data.runs:
         if run.metrics:
-            columns.append((run.role, Path(run.source).name, [m.get("nrmse_percent") for m in run.metrics["per_joint"]]))
+            columns.append(
+                (run.role, Path(run.source).name, [m.get("nrmse_percent") for m in run.metrics["per_joint"]])
+            )
     if not any(r.role == "identification" and r.metrics for r in data.runs) and data.result.get("metrics"):
-        columns.insert(0, ("identification", "all files", [m.get("nrmse_percent") for m in data.result["metrics"]["per_joint"]]))
+        columns.insert(
+            0, ("identification", "all files", [m.get("nrmse_percent") for m in data.result["metrics"]["per_joint"]])
+        )
     val = [c for c in columns if c[0] == "validation"]
     judged = val or [c for c in columns if c[0] == "identification"]
     worst = [max((c[2][j] for c in judged if c[2][j] is not None), default=None) for j in range(len(joints))]
@@ -58,7 +62,9 @@ def fit_quality(data) -> tuple[Verdict, dict]:
         head = f"every joint below {num(th.nrmse_good_percent)} % on {on}"
     else:
         bad = [f"{joints[j]} {num(worst[j], 3)} %" for j in range(len(joints)) if levels[j] != "good"]
-        head = f"{len(bad)} of {len(joints)} joints at or above {num(th.nrmse_good_percent)} % on {on}: " + ", ".join(bad)
+        head = f"{len(bad)} of {len(joints)} joints at or above {num(th.nrmse_good_percent)} % on {on}: " + ", ".join(
+            bad
+        )
     details = [rule]
     if finite:
         details.append(f"worst joint {num(max(finite), 3)} %, best {num(min(finite), 3)} % ({on})")
@@ -91,9 +97,7 @@ def identifiability(data) -> Verdict:
     for s in data.result.get("standard_parameters") or []:
         structural[s.get("structural_class", "?")] = structural.get(s.get("structural_class", "?"), 0) + 1
     if structural:
-        details.append(
-            "standard parameters: " + ", ".join(f"{n} {c}" for c, n in sorted(structural.items()))
-        )
+        details.append("standard parameters: " + ", ".join(f"{n} {c}" for c, n in sorted(structural.items())))
     if pairs:
         shown = ", ".join(f"{p['first']} ~ {p['second']} ({num(p['correlation'], 3)})" for p in pairs[:12])
         more = f" and {len(pairs) - 12} more" if len(pairs) > 12 else ""
@@ -159,7 +163,9 @@ def data_rejected(data) -> Verdict:
         parts = [f"{dropped} of {s.get('samples_read', '?')} rows dropped"]
         rejected = s.get("rejected_periods") or []
         if rejected:
-            parts.append(f"period(s) {', '.join(map(str, rejected))} of {s.get('n_periods', 0) + len(rejected)} left out")
+            parts.append(
+                f"period(s) {', '.join(map(str, rejected))} of {s.get('n_periods', 0) + len(rejected)} left out"
+            )
         unused = s.get("unused_rows_per_joint") or []
         if any(unused):
             parts.append(f"unused (sample, joint) rows per joint {', '.join(map(str, unused))}")
@@ -172,11 +178,14 @@ def data_rejected(data) -> Verdict:
         details.append(f"{run.role} {name}: " + "; ".join(parts))
     if not data.runs:
         return Verdict("Data rejected", "info", "no data summary in the result", details)
-    head = (
-        f"{total_dropped} rows dropped in total; see Data quality for every rejection and why"
-        if anything
-        else "nothing dropped, left out or trimmed"
-    )
+    periods = sum(len((r.summary or {}).get("rejected_periods") or []) for r in data.runs)
+    unused = sum(sum((r.summary or {}).get("unused_rows_per_joint") or []) for r in data.runs)
+    parts = [f"{total_dropped} row(s) dropped while reading"]
+    if periods:
+        parts.append(f"{periods} period(s) left out of averages")
+    if unused:
+        parts.append(f"{unused} (sample, joint) rows not used")
+    head = ("; ".join(parts) + " (details in Data quality)") if anything else "nothing dropped, left out or trimmed"
     level = "warn" if total_dropped else ("info" if anything else "good")
     return Verdict("Data rejected", level, head, details)
 
@@ -200,7 +209,9 @@ class SummarySection(Section):
 <thead><tr><th>joint</th>{% for c in fit.columns %}<th>{{ c }}</th>{% endfor %}</tr></thead>
 <tbody>
 {% for r in fit.rows %}
-<tr><td>{{ r.joint }}</td>{% for value, level in r.cells %}<td class="n {{ level }}">{{ value | pct }}</td>{% endfor %}</tr>
+<tr><td>{{ r.joint }}</td>
+{% for value, level in r.cells %}<td class="n {{ level }}">{{ value | pct }}</td>{% endfor %}
+</tr>
 {% endfor %}
 </tbody></table></div>
 {% endif %}

@@ -52,15 +52,28 @@ def _time_figures(data, run, a) -> list:
     figs = []
     for group in F.joint_groups(data.robot.dof):
         with F.style():
-            fig = F.new_figure(3.0 * len(group) + 0.4)
-            gs = fig.add_gridspec(2 * len(group), 1, height_ratios=[2.2, 1.0] * len(group))
+            height = 3.0 * len(group) + 0.7
+            fig = F.new_figure(height)
+            top, bottom, gap = 0.6, 0.55, 0.45
+            cell = (height - top - bottom - gap * (len(group) - 1)) / len(group)
+            outer = fig.add_gridspec(
+                len(group),
+                1,
+                left=0.85 / F.WIDTH_IN,
+                right=1 - 0.15 / F.WIDTH_IN,
+                top=1 - top / height,
+                bottom=bottom / height,
+                hspace=gap / cell,
+            )
             first = None
             for row, j in enumerate(group):
-                ax = fig.add_subplot(gs[2 * row], sharex=first)
+                inner = outer[row].subgridspec(2, 1, height_ratios=[2.2, 1.0], hspace=0.08)
+                ax = fig.add_subplot(inner[0], sharex=first)
                 first = first or ax
-                axr = fig.add_subplot(gs[2 * row + 1], sharex=first)
-                ax.fill_between(t[sl], a["lo"][sl, j], a["hi"][sl, j], color=F.BAND, alpha=0.55, lw=0,
-                                label="95 % prediction band")
+                axr = fig.add_subplot(inner[1], sharex=first)
+                ax.fill_between(
+                    t[sl], a["lo"][sl, j], a["hi"][sl, j], color=F.BAND, alpha=0.55, lw=0, label="95 % prediction band"
+                )
                 ax.plot(t[sl], a["measured"][sl, j], color=F.MEASURED, lw=1.0, label="measured")
                 ax.plot(t[sl], a["predicted"][sl, j], color=F.PREDICTED, lw=1.1, ls="--", label="predicted")
                 ax.set_ylabel(f"{names[j]} [{units[j].torque}]")
@@ -71,13 +84,19 @@ def _time_figures(data, run, a) -> list:
                     loc="left",
                 )
                 ax.tick_params(labelbottom=False)
-                axr.fill_between(t[sl], (a["lo"] - a["predicted"])[sl, j], (a["hi"] - a["predicted"])[sl, j],
-                                 color=F.BAND, alpha=0.55, lw=0)
+                axr.fill_between(
+                    t[sl],
+                    (a["lo"] - a["predicted"])[sl, j],
+                    (a["hi"] - a["predicted"])[sl, j],
+                    color=F.BAND,
+                    alpha=0.55,
+                    lw=0,
+                )
                 axr.plot(t[sl], a["residual"][sl, j], color=F.DATA, lw=0.8)
                 axr.axhline(0.0, color=F.MEASURED, lw=0.6)
                 axr.set_ylabel("residual")
                 if row == 0:
-                    ax.legend(loc="upper right", ncols=3)
+                    F.legend_on_top(fig, ax)
                 if row < len(group) - 1:
                     axr.tick_params(labelbottom=False)
             axr.set_xlabel(xlabel)
@@ -97,9 +116,8 @@ def _spectrum_figure(data, run, a):
     names = data.robot.joint_names
     units = joint_units(data.robot)
     dof = data.robot.dof
-    res = np.nan_to_num(a["residual"])
-    freq, spec = amplitude_spectrum(res, a["rate"], a["periodic"])
-    meas_freq, meas = amplitude_spectrum(np.nan_to_num(a["measured"]), a["rate"], a["periodic"])
+    freq, spec = amplitude_spectrum(np.nan_to_num(a["residual"]), a["rate"], a["periodic"])
+    _, meas = amplitude_spectrum(np.nan_to_num(a["measured"]), a["rate"], a["periodic"])
     p = a["processed"]
     if p.harmonics and p.period:
         fmax = 1.15 * max(p.harmonics) / p.period
@@ -108,32 +126,44 @@ def _spectrum_figure(data, run, a):
     else:
         fmax = freq[-1]
     keep = (freq > 0) & (freq <= fmax)
+    f = freq[keep]
+    # bins the processing removed are exactly zero in both spectra: leave them out of a log plot
+    floor = 1e-12 * max(float(np.max(meas[keep], initial=0.0)), 1e-300)
+    spec = np.where(spec[keep] > floor, spec[keep], np.nan)
+    meas = np.where(meas[keep] > floor, meas[keep], np.nan)
+    excited = None
+    if data.trajectory is not None and a["periodic"]:
+        traj = data.trajectory.trajectory
+        excited = (0.8 / traj.period, (traj.harmonics + 0.2) / traj.period)
     ncols = min(3, dof)
     nrows = -(-dof // ncols)
     with F.style():
-        fig = F.new_figure(2.5 * nrows + 0.5)
+        fig = F.new_figure(2.5 * nrows + 0.9)
         axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+        F.margins(fig, rows=nrows, cols=ncols, hspace_in=0.75, wspace_in=0.85, top=0.6, bottom=0.6)
         for j in range(dof):
             ax = axes[j]
-            ax.semilogy(meas_freq[keep], np.maximum(meas[keep, j], 1e-300), color=F.NOMINAL, lw=0.8, alpha=0.6,
-                        label="measured torque")
-            ax.semilogy(freq[keep], np.maximum(spec[keep, j], 1e-300), color=F.PREDICTED, lw=0.9,
-                        label="residual")
-            top = max(float(np.max(meas[keep, j], initial=0.0)), 1e-300)
-            ax.set_ylim(top * 1e-6, top * 2)
+            if excited is not None:
+                ax.axvspan(*excited, color="#ffd166", alpha=0.35, lw=0, label="excited harmonics")
+            ax.loglog(f, meas[:, j], color=F.NOMINAL, lw=0.8, alpha=0.7, label="measured torque")
+            ax.loglog(f, spec[:, j], color=F.PREDICTED, lw=0.9, label="residual")
+            top = np.nanmax(meas[:, j]) if np.any(np.isfinite(meas[:, j])) else 1.0
+            ax.set_ylim(top * 1e-5, top * 3)
+            F.light_log_axis(ax.xaxis)
+            F.light_log_axis(ax.yaxis)
             ax.set_title(names[j], loc="left")
             ax.set_ylabel(f"amplitude [{units[j].torque}]")
             if j >= dof - ncols:
                 ax.set_xlabel("frequency [Hz]")
         for ax in axes[dof:]:
             ax.set_visible(False)
-        axes[0].legend(loc="upper right")
+        F.legend_on_top(fig, axes[0])
         return F.figure_html(
             fig,
             f"{run.label}: residual spectrum",
-            f"{run.label}: amplitude spectrum of the residual (red) against that of the measured torque (blue). "
-            "Peaks in the residual at the excited harmonics point at unmodelled dynamics; a flat residual at the "
-            "noise level is what a complete model leaves.",
+            f"{run.label}: amplitude spectrum of the residual (red) against that of the measured torque (blue), "
+            "at the frequencies the processing kept. A residual that stands out at the excited harmonics points at "
+            "unmodelled dynamics; a complete model leaves a flat residual at the noise level.",
         )
 
 
@@ -181,7 +211,8 @@ should fall inside it; far fewer means the model or the noise level is wrong for
 {% for t in r.table %}
 <tr><td>{{ t.joint }}</td><td class="n">{{ t.measured_rms | num(3) }} {{ t.unit }}</td>
 <td class="n">{{ t.rms | num(3) }}</td><td class="n">{{ t.nrmse | pct }}</td><td class="n">{{ t.max | num(3) }}</td>
-<td class="n">{{ t.coverage | pct }}</td><td class="n">{{ t.model_std | num(3) }}</td><td class="n">{{ t.noise | num(3) }}</td>
+<td class="n">{{ t.coverage | pct }}</td><td class="n">{{ t.model_std | num(3) }}</td>
+<td class="n">{{ t.noise | num(3) }}</td>
 <td class="n">{{ t.ratio | num(3) }}</td></tr>
 {% endfor %}
 </tbody></table></div>
@@ -202,7 +233,13 @@ larger: unmodelled dynamics (or a noise estimate that misses part of the noise).
             a = _run_arrays(data, run)
             figures = _time_figures(data, run, a)
             figures.append(_spectrum_figure(data, run, a))
-            runs.append({"label": f"{run.role}: {Path(run.source).name}", "missing": None,
-                         "table": _table(data, run, a), "figures": figures})
+            runs.append(
+                {
+                    "label": f"{run.role}: {Path(run.source).name}",
+                    "missing": None,
+                    "table": _table(data, run, a),
+                    "figures": figures,
+                }
+            )
         sigma = ", ".join(f"{n} {num(s, 3)}" for n, s in zip(data.robot.joint_names, data.sigma, strict=False))
         return {"runs": runs, "k": num(K95), "sigma": sigma or "not stored"}

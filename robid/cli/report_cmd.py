@@ -1,0 +1,99 @@
+"""``robid report RESULT.json [--validate MEAS.csv ...] --out REPORT.html``: the self-contained HTML report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from robid.errors import RobidInputError
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "report",
+        help="self-contained HTML report of an identification result",
+        description="Write one self-contained HTML file (inline figures and CSS, no scripts, no network) with "
+        "verdicts, the robot model, the excitation, data quality, the parameter table, predicted versus measured "
+        "torque with prediction bands, and friction/compensator curves (docs/report.md). The measurements listed "
+        "in RESULT.json are processed again with the processing options stored there; the parameter values are "
+        "those of RESULT.json.",
+    )
+    p.add_argument("result", metavar="RESULT.json", help="written by robid identify")
+    p.add_argument("--out", required=True, metavar="REPORT.html")
+    p.add_argument(
+        "--validate",
+        nargs="+",
+        metavar="MEAS",
+        help="validation runs to show (default: those listed in RESULT.json)",
+    )
+    p.add_argument(
+        "--robot",
+        metavar="ROBOT",
+        help="robot file or built-in name (default: RESULT.json's robot_source if it exists, else its robot name)",
+    )
+    p.add_argument("--trajectory", metavar="TRAJ.json", help="the excitation trajectory (robid design)")
+    p.add_argument(
+        "--truth",
+        metavar="TRUTH.json",
+        help="reference values for the parameter table, e.g. from robid simulate --truth",
+    )
+    p.add_argument("--mapping", metavar="MAP.yaml", help="layout of the measurements (default: the stored one)")
+    p.add_argument("--title", help="page title")
+    p.add_argument(
+        "--good-nrmse",
+        type=float,
+        default=5.0,
+        metavar="PERCENT",
+        help="validation NRMSE below which a joint's fit is good (default 5)",
+    )
+    p.add_argument(
+        "--acceptable-nrmse",
+        type=float,
+        default=10.0,
+        metavar="PERCENT",
+        help="NRMSE below which a fit is acceptable (default 10)",
+    )
+    v = p.add_argument_group("reading the measurements again")
+    v.add_argument("--drop-bad-rows", action="store_true", help="drop isolated bad rows and record them")
+    v.add_argument("--max-drop", type=float, default=5.0, metavar="PERCENT", help="at most this many %% dropped")
+    v.add_argument("--max-gap", type=float, default=10.0, metavar="F", help="largest time step, in median steps")
+    v.add_argument("--allow-constant", metavar="LIST", help="channels that may be constant, e.g. q4,q5 or qd")
+    v.add_argument("--allow-saturated", metavar="LIST", help="torque/current channels that may sit at a limit")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from robid import progress
+    from robid.cli.process_cmd import validation_policy
+    from robid.report import Thresholds, write_report_from_file
+
+    progress.set_progress(progress.stderr_printer)
+    out = Path(args.out)
+    inputs = [args.result, *(args.validate or []), args.trajectory, args.truth]
+    for f in filter(None, inputs):
+        if Path(f).exists() and out.exists() and out.resolve() == Path(f).resolve():
+            raise RobidInputError(f"{out}: --out would overwrite an input; choose another file")
+    if not 0 < args.good_nrmse <= args.acceptable_nrmse:
+        raise RobidInputError(
+            f"--good-nrmse/--acceptable-nrmse: expected 0 < good <= acceptable, got "
+            f"{args.good_nrmse:g} and {args.acceptable_nrmse:g}"
+        )
+    custom_policy = args.drop_bad_rows or args.allow_constant or args.allow_saturated or args.max_gap != 10.0
+    t0 = time.perf_counter()
+    path = write_report_from_file(
+        out,
+        args.result,
+        robot=args.robot,
+        validate=args.validate,
+        trajectory=args.trajectory,
+        truth=args.truth,
+        title=args.title,
+        mapping=args.mapping,
+        policy=validation_policy(args) if custom_policy else None,
+        thresholds=Thresholds(nrmse_good_percent=args.good_nrmse, nrmse_acceptable_percent=args.acceptable_nrmse),
+    )
+    size = path.stat().st_size
+    sys.stdout.write(f"wrote {path} ({size / 1e6:.2f} MB) in {time.perf_counter() - t0:.1f} s\n")
+    return 0
