@@ -16,10 +16,14 @@ _UNITS = {
 _PATTERN = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([a-zA-Z/^0-9]*)\s*$")
 
 
-def parse_quantity(value: object, where: str) -> float:
+_KIND = {"deg": "angle", "rad": "angle", "mm": "length", "m": "length"}
+
+
+def parse_quantity(value: object, where: str, kind: str | None = None) -> float:
     """A float from a number or a string with a unit (deg, rad, mm, m; '/s' suffixes are allowed).
 
-    ``where`` names the field for the error message.
+    ``where`` names the field for the error message; ``kind`` ("angle" or "length") refuses a unit of the other
+    kind (``a: "90deg"``).
     """
     if isinstance(value, bool):
         raise RobidInputError(f"{where}: expected a number, got {value!r}")
@@ -33,6 +37,8 @@ def parse_quantity(value: object, where: str) -> float:
         base = unit.split("/")[0] if unit else ""
         if base and base not in _UNITS:
             raise RobidInputError(f"{where}: unknown unit {unit!r} in {value!r} (known: deg, rad, mm, m)")
+        if base and kind is not None and _KIND[base] != kind:
+            raise RobidInputError(f"{where}: {value!r} is not a{'n' if kind == 'angle' else ''} {kind}")
         x = float(match.group(1)) * (_UNITS[base] if base else 1.0)
     else:
         raise RobidInputError(f"{where}: expected a number, got {value!r}")

@@ -49,6 +49,12 @@ def read_robot_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> RobotM
         if not name:
             raise RobidInputError(f"{where}: <link> without a name")
         links[name] = _inertial(el, f"{where}: link {name!r}")
+        mass, _, inertia = links[name]
+        check_link(
+            Link(mass=mass, inertia_com=(inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2],
+                                          inertia[1, 2])),
+            f"{where}: link {name!r} <inertial>",
+        )
     joints = {}
     children: dict[str, list[str]] = {}
     for el in root.findall("joint"):
@@ -92,7 +98,7 @@ def read_robot_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> RobotM
     link = root_link
     current = None  # (jtype, name, geometry, limits, friction) of the current movable joint
     while True:
-        _merge_fixed_subtrees(link, pending, joints, children, links, has_movable, current_parts)
+        _merge_fixed_subtrees(link, pending, joints, children, links, has_movable, current_parts, where)
         mass, com, inertia = links[link]
         if mass > 0 or np.any(inertia):
             current_parts.append(_transformed(mass, com, inertia, pending))
@@ -129,12 +135,12 @@ def read_robot_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> RobotM
     )
 
 
-def _merge_fixed_subtrees(link, pending, joints, children, links, has_movable, parts):
+def _merge_fixed_subtrees(link, pending, joints, children, links, has_movable, parts, where):
     """Side branches of fixed joints without movable joints below them belong to the current body."""
     for j in children.get(link, []):
         el, jtype, _, child = joints[j]
         if jtype == "fixed" and not has_movable(child):
-            rot, trans = _origin(el, f"joint {j!r}")
+            rot, trans = _origin(el, f"{where}: joint {j!r}")
             origin = np.eye(4)
             origin[:3, :3] = rot
             origin[:3, 3] = trans
@@ -142,7 +148,7 @@ def _merge_fixed_subtrees(link, pending, joints, children, links, has_movable, p
             mass, com, inertia = links[child]
             if mass > 0 or np.any(inertia):
                 parts.append(_transformed(mass, com, inertia, t))
-            _merge_fixed_subtrees(child, t, joints, children, links, has_movable, parts)
+            _merge_fixed_subtrees(child, t, joints, children, links, has_movable, parts, where)
 
 
 def _finish(current, parts, where) -> Joint:

@@ -92,11 +92,12 @@ def _joint(jd: Any, where: str, kinematics: str) -> Joint:
     jtype = jd.get("type", "revolute")
     if jtype not in ("revolute", "prismatic"):
         raise RobidInputError(f"{where}.type: unknown joint type {jtype!r} (expected revolute or prismatic)")
-    a = parse_quantity(jd.get("a", 0.0), f"{where}.a")
-    alpha = parse_quantity(jd.get("alpha", 0.0), f"{where}.alpha")
-    d = parse_quantity(jd.get("d", 0.0), f"{where}.d")
-    offset = parse_quantity(jd.get("offset", 0.0), f"{where}.offset")
-    theta = parse_quantity(jd.get("theta", 0.0), f"{where}.theta")
+    a = parse_quantity(jd.get("a", 0.0), f"{where}.a", "length")
+    alpha = parse_quantity(jd.get("alpha", 0.0), f"{where}.alpha", "angle")
+    d = parse_quantity(jd.get("d", 0.0), f"{where}.d", "length")
+    offset_kind = "angle" if jtype == "revolute" else "length"
+    offset = parse_quantity(jd.get("offset", 0.0), f"{where}.offset", offset_kind)
+    theta = parse_quantity(jd.get("theta", 0.0), f"{where}.theta", "angle")
     if jtype == "revolute" and "theta" in jd:
         raise RobidInputError(f"{where}.theta: only for prismatic joints (revolute joints use offset)")
     if jtype == "prismatic" and "offset" in jd:
@@ -157,7 +158,7 @@ def _link(ld: Any, where: str) -> Link:
         raise RobidInputError(f"{where}: expected a mapping with mass, com, inertia")
     _check_keys(ld, {"mass", "com", "inertia", "inertia_check"}, where)
     mass = parse_quantity(ld.get("mass", 0.0), f"{where}.mass")
-    com = _vector(ld.get("com", [0.0, 0.0, 0.0]), f"{where}.com")
+    com = _vector(ld.get("com", [0.0, 0.0, 0.0]), f"{where}.com", "length")
     inertia = ld.get("inertia", [0.0] * 6)
     if not isinstance(inertia, list) or len(inertia) != 6:
         raise RobidInputError(f"{where}.inertia: expected 6 numbers [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]")
@@ -283,8 +284,8 @@ def _compensator(cd: Any, where: str) -> Compensator:
             raise RobidInputError(f"{where}.{k}: must be > 0, got {v}")
     return Compensator(
         type=ctype,
-        base_point=tuple(_vector(cd["base_point"], f"{where}.base_point")),
-        link_point=tuple(_vector(cd["link_point"], f"{where}.link_point")),
+        base_point=tuple(_vector(cd["base_point"], f"{where}.base_point", "length")),
+        link_point=tuple(_vector(cd["link_point"], f"{where}.link_point", "length")),
         **values,
     )
 
@@ -302,10 +303,10 @@ def _fourier_compensator(cd: dict, where: str) -> Compensator:
     return Compensator(type="fourier", order=order, symmetry_angle=angle, coefficients=values)
 
 
-def _vector(value: Any, where: str) -> list[float]:
+def _vector(value: Any, where: str, kind: str | None = None) -> list[float]:
     if not isinstance(value, list) or len(value) != 3:
         raise RobidInputError(f"{where}: expected a list of 3 numbers, got {value!r}")
-    return [parse_quantity(v, f"{where}[{k}]") for k, v in enumerate(value)]
+    return [parse_quantity(v, f"{where}[{k}]", kind) for k, v in enumerate(value)]
 
 
 def _check_keys(data: dict, allowed: set[str], where: str) -> None:

@@ -307,10 +307,15 @@ def resolve_robot(robot, data: dict, result_path: Path) -> Robot:
     )
 
 
-def _find_file(name: str, result_path: Path) -> Path | None:
+def _candidates(name: str, result_path: Path) -> list[Path]:
+    """Existing files a stored (possibly relative) path may mean: relative to the working folder, then to the
+    folder of RESULT.json (identify stores the paths as given on its command line)."""
     p = Path(name)
-    candidates = [p] if p.is_absolute() else [p, result_path.parent / p]
-    return next((c for c in candidates if c.is_file()), None)
+    out: list[Path] = []
+    for c in [p] if p.is_absolute() else [p, result_path.parent / p]:
+        if c.is_file() and all(c.resolve() != o.resolve() for o in out):
+            out.append(c)
+    return out
 
 
 def from_result_file(
@@ -355,34 +360,45 @@ def from_result_file(
         )
 
     def load(role: str, name: str, stored: dict | None, required: bool) -> Run:
-        path = _find_file(name, result_path)
         stored_metrics = None
         if role == "identification" and len(data.get("data") or []) == 1:
             stored_metrics = data.get("metrics")
         elif role == "validation":
             stored_metrics = next((v for v in data.get("validation") or [] if v.get("file") == name), None)
-        if path is None:
+        if required:
+            paths = [Path(name)] if Path(name).is_file() else []
+        else:
+            paths = _candidates(name, result_path)
+        if not paths:
             if required:
                 raise RobidInputError(f"{name}: validation file not found")
             why = f"{name}: not found (looked relative to the working folder and to {result_path.parent})"
             return Run(role, name, stored, stored_metrics, None, why)
-        progress.report(f"report: processing {role} data {name} again")
         pol = policy
         if pol is None:
             pol = ValidationPolicy(drop_bad_rows=bool(stored and stored.get("dropped_rows")))
-        try:
-            ds = load_dataset(robot, path, mapping=mapping, options=processing_options_from(data, name), policy=pol)
-        except RobidInputError as exc:
-            if required:
-                raise
-            return Run(role, name, stored, stored_metrics, None, f"could not be processed again: {exc}")
-        metrics = metrics_dict(ds, rf.values, robot.joint_names)
-        if stored_metrics is not None and not _same_metrics(stored_metrics, metrics):
+        first = None
+        for path in paths:
+            progress.report(f"report: processing {role} data {path} again")
+            try:
+                ds = load_dataset(robot, path, mapping=mapping, options=processing_options_from(data, name), policy=pol)
+            except RobidInputError as exc:
+                if required:
+                    raise
+                first = first or Run(role, name, stored, stored_metrics, None, f"could not be processed again: {exc}")
+                continue
+            metrics = metrics_dict(ds, rf.values, robot.joint_names)
+            run = Run(role, str(path), dataset_summary(ds), metrics, ds)
+            if stored_metrics is None or _same_metrics(stored_metrics, metrics):
+                return run
+            # the stored path is ambiguous (working folder and result folder both hold it): try the other one
+            first = first or run
+        if first is not None and first.dataset is not None:
             notes.append(
-                f"{name}: processed again, its torque NRMSE differs from the one stored in {result_path.name}"
+                f"{first.source}: processed again, its torque NRMSE differs from the one stored in {result_path.name}"
                 " (changed file, processing options or robid version?); the report shows the re-processed data"
             )
-        return Run(role, name, dataset_summary(ds), metrics, ds)
+        return first
 
     runs = [load("identification", str(d.get("file")), d, False) for d in data.get("data") or []]
     if validate is not None and len(validate) > 0:
