@@ -262,14 +262,11 @@ def truth_base_values(robot, truth_files: list[Path]):
 def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Path):
     from robid.identification import IdentificationOptions, identify, write_result
 
-    per_file = {str(meas_paths[n]): _processing_for(spec, traj_paths, n) for n in (*spec.identify, *spec.validate)}
-    mappings = {_mapping_of(spec, n) for n in (*spec.identify, *spec.validate)}
-    if len(mappings) > 1:
-        raise RobidInputError("identification: measurements with different mappings cannot be combined yet")
+    names = (*spec.identify, *spec.validate)
     options = IdentificationOptions(
         method=spec.method,
-        mapping=mappings.pop(),
-        file_processing=per_file,
+        file_processing={str(meas_paths[n]): _processing_for(spec, traj_paths, n) for n in names},
+        file_mapping={str(meas_paths[n]): _mapping_of(spec, n) for n in names if _mapping_of(spec, n)},
     )
     result = identify(robot, [meas_paths[n] for n in spec.identify], options,
                       validation_files=[meas_paths[n] for n in spec.validate])

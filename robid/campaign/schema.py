@@ -170,6 +170,9 @@ def _trajectories(data: Any, path: Path) -> tuple[TrajectorySource, ...]:
         if "spec" in item:
             if not isinstance(item["spec"], dict):
                 raise RobidInputError(f"{iw}.spec: expected a mapping of design options (docs/excitation.md)")
+            from robid.excitation.spec import spec_from_dict
+
+            spec_from_dict(item["spec"], f"{iw}.spec")  # checked now, before any step runs
             out.append(TrajectorySource(str(name), spec=item["spec"]))
         else:
             f = (path.parent / str(item["file"])).resolve()

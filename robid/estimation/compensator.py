@@ -663,6 +663,7 @@ def refine_nonlinear_compensator(
     joint_weights: np.ndarray | None = None,
     relative_std_threshold: float = 10.0,
     condition_threshold: float = 1e6,
+    serial_correlation: bool = True,
     max_nfev: int = 200,
 ) -> NonlinearRefinement:
     """Refine geometry/exponent parameters of a balancer whose column is nonlinear in them (module doc, (c)).
@@ -671,7 +672,9 @@ def refine_nonlinear_compensator(
     ``comp_p0_A2``) for a full geometry dict (``start`` with the free entries replaced), filtered exactly like
     ``W``. ``W`` holds that column at the start geometry (only its other columns are used). ``joint_weights``
     (1/sigma_j) default to those of a WLS fit at the start geometry. ``bounds`` ({name: (lo, hi)}) default to
-    +-50 % around the start value; keep them physical (positive gas volume).
+    +-50 % around the start value; keep them physical (positive gas volume). ``serial_correlation``: inflate each
+    joint's residual variance by :func:`serial_inflation` (needed for low-passed, non-periodic data, whose samples
+    are not independent; about 1 for white residuals).
     """
     from scipy.optimize import least_squares
 
@@ -751,9 +754,13 @@ def refine_nonlinear_compensator(
     rank = int(np.sum(sv > tol))
     cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
     m, p = J.shape
-    s2 = cost / max(m - p, 1)
-    cov_s = np.linalg.pinv(Js.T @ Js, rcond=1e-15) * s2
-    cov = cov_s / np.outer(norms, norms)
+    # per-joint variance of the weighted residual, inflated for serial correlation (low-passed data)
+    rj = r.reshape(n, dof)
+    kappa = serial_inflation(rj) if serial_correlation else np.ones(dof)
+    s2 = np.sum(rj**2, axis=0) / max(n - p / dof, 1.0) * kappa
+    bread = np.linalg.pinv(Js.T @ Js, rcond=1e-15)
+    meat = Js.T @ (Js * np.tile(s2, n)[:, None])
+    cov = (bread @ meat @ bread) / np.outer(norms, norms)
     std_all = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     rho = correlation_matrix(cov)
     all_names = list(names) + list(free)
@@ -796,6 +803,12 @@ def refine_nonlinear_compensator(
         f"{sol.nfev} evaluations, status {sol.status}); weighted residual sum of squares {cost_start:.6g} at the "
         f"start geometry, {cost:.6g} at the optimum"
     ]
+    if serial_correlation:
+        notes.append(
+            "residual variance inflated for serial correlation by "
+            + ", ".join(f"{k:.3g}" for k in kappa)
+            + " (per joint)"
+        )
     if separable:
         notes.append(
             "separable: " + ", ".join(f"{q.name} = {q.value:.6g} +- {q.std:.3g} ({q.relative_std_percent:.3g} %)"
@@ -829,6 +842,31 @@ def refine_nonlinear_compensator(
         correlations=corr,
         notes=tuple(notes),
     )
+
+
+def serial_inflation(residual: np.ndarray) -> np.ndarray:
+    """Per-joint variance inflation for serially correlated residuals, ``kappa_j = 1 + 2 sum_k rho_j(k)``.
+
+    ``rho_j(k)`` is the sample autocorrelation of joint j's residual (N, dof) at lag k, summed up to the first lag
+    where it is no longer positive (at most N/4). The variance of a mean (and, to first order, of a least-squares
+    estimate) of N correlated samples is kappa times that of N independent ones: a residual low-passed at f_c
+    and sampled at f_s has kappa of the order f_s / (2 f_c). At least 1.
+    """
+    r = np.asarray(residual, dtype=float)
+    r = r - r.mean(axis=0)
+    n = r.shape[0]
+    size = 1 << int(np.ceil(np.log2(2 * n)))
+    spec = np.fft.rfft(r, n=size, axis=0)
+    acov = np.fft.irfft(np.abs(spec) ** 2, n=size, axis=0)[:n]
+    out = np.ones(r.shape[1])
+    for j in range(r.shape[1]):
+        if acov[0, j] <= 0:
+            continue
+        rho = acov[1 : n // 4 + 1, j] / acov[0, j]
+        stop = np.flatnonzero(rho <= 0)
+        k = int(stop[0]) if stop.size else rho.size
+        out[j] = max(1.0, 1.0 + 2.0 * float(rho[:k].sum()))
+    return out
 
 
 def _checked_column(column: Callable, geometry: Mapping[str, float], shape: tuple[int, int]) -> np.ndarray:

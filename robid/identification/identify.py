@@ -46,11 +46,15 @@ class IdentificationOptions:
     #: consistent method: weight of the regulariser towards the nominal standard values (0 = none)
     regularization: float = 1e-6
     check_consistency: bool = True
-    #: per-file processing options (e.g. the period of each run's trajectory), keyed by str(path)
+    #: per-file processing options (e.g. the period of each run's trajectory) and mappings, keyed by str(path)
     file_processing: dict = field(default_factory=dict)
+    file_mapping: dict = field(default_factory=dict)
 
     def processing_for(self, path) -> ProcessingOptions:
         return self.file_processing.get(str(path), self.processing)
+
+    def mapping_for(self, path):
+        return self.file_mapping.get(str(path), self.mapping)
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,7 +93,7 @@ def identify(
     if not files:
         raise RobidInputError("identify: at least one measurement file is needed")
     sets = tuple(
-        load_dataset(robot, f, mapping=o.mapping, options=o.processing_for(f), policy=o.policy) for f in files
+        load_dataset(robot, f, mapping=o.mapping_for(f), options=o.processing_for(f), policy=o.policy) for f in files
     )
     W, tau = stack(list(sets))
     base = robot.base_parameters()
@@ -134,7 +138,7 @@ def identify(
             )
     metrics = validation_metrics(tau, W @ values, robot.joint_names)
     vsets = tuple(
-        load_dataset(robot, f, mapping=o.mapping, options=o.processing_for(f), policy=o.policy)
+        load_dataset(robot, f, mapping=o.mapping_for(f), options=o.processing_for(f), policy=o.policy)
         for f in validation_files
     )
     validation = tuple((d.source, validation_metrics(d.tau, d.W @ values, robot.joint_names)) for d in vsets)

@@ -130,6 +130,7 @@ def _processing_dict(o) -> dict:
     return {
         "options": plain(o.processing),
         "per_file": {f: plain(p) for f, p in o.file_processing.items()},
+        "per_file_mapping": {f: str(m) for f, m in o.file_mapping.items() if m},
         "mapping": str(o.mapping) if o.mapping else None,
     }
 

@@ -377,7 +377,8 @@ def from_result_file(
         pol = policy
         if pol is None:
             pol = ValidationPolicy(drop_bad_rows=bool(stored and stored.get("dropped_rows")))
-        first = None
+        failed = None
+        loaded: list[tuple[float, Run]] = []
         for path in paths:
             progress.report(f"report: processing {role} data {path} again")
             try:
@@ -385,20 +386,23 @@ def from_result_file(
             except RobidInputError as exc:
                 if required:
                     raise
-                first = first or Run(role, name, stored, stored_metrics, None, f"could not be processed again: {exc}")
+                failed = failed or Run(role, name, stored, stored_metrics, None, f"could not be processed again: {exc}")
                 continue
             metrics = metrics_dict(ds, rf.values, robot.joint_names)
             run = Run(role, str(path), dataset_summary(ds), metrics, ds)
             if stored_metrics is None or _same_metrics(stored_metrics, metrics):
                 return run
-            # the stored path is ambiguous (working folder and result folder both hold it): try the other one
-            first = first or run
-        if first is not None and first.dataset is not None:
-            notes.append(
-                f"{first.source}: processed again, its torque NRMSE differs from the one stored in {result_path.name}"
-                " (changed file, processing options or robid version?); the report shows the re-processed data"
-            )
-        return first
+            # the stored path may be ambiguous (working folder and result folder both hold a file of that name):
+            # keep the one whose metrics come closest to the stored ones
+            loaded.append((_metrics_distance(stored_metrics, metrics), run))
+        if not loaded:
+            return failed
+        run = min(loaded, key=lambda item: item[0])[1]
+        notes.append(
+            f"{run.source}: processed again, its torque NRMSE differs from the one stored in {result_path.name}"
+            " (changed file, processing options or robid version?); the report shows the re-processed data"
+        )
+        return run
 
     runs = [load("identification", str(d.get("file")), d, False) for d in data.get("data") or []]
     if validate is not None and len(validate) > 0:
@@ -430,6 +434,14 @@ def from_result_file(
         thresholds=thresholds or Thresholds(),
         notes=tuple(notes),
     )
+
+
+def _metrics_distance(stored: dict, computed: dict) -> float:
+    a = [m.get("nrmse_percent") for m in stored.get("per_joint") or []]
+    b = [m.get("nrmse_percent") for m in computed.get("per_joint") or []]
+    if len(a) != len(b):
+        return math.inf
+    return sum(abs(x - y) for x, y in zip(a, b, strict=True) if x is not None and y is not None)
 
 
 def _same_metrics(stored: dict, computed: dict) -> bool:

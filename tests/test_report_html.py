@@ -1,0 +1,269 @@
+"""The HTML report: one self-contained file with every section, the whole parameter table, reference flags,
+the RESULT.json path of the CLI, bad input, and rendering in headless Chromium (skipped without it).
+
+The data are synthetic and fast: a 3-axis robot with friction and a spring compensator (tx200_3axis), a
+hand-made Fourier trajectory, torques from the nominal inverse dynamics plus seeded noise."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robid
+from robid.cli import main
+from robid.excitation.constraints import JointLimitSet
+from robid.excitation.fourier import FourierTrajectory
+from robid.excitation.trajectory_file import TrajectoryFile, save_trajectory
+from robid.identification import identify, write_result
+from robid.report import build_report, from_result, write_report
+from robid.report.sections import default_sections
+from robid.simulation.truth import true_parameters
+
+ROBOT = "tx200_3axis"
+PERIOD = 5.0
+RATE = 200.0
+
+
+def _trajectory(robot, seed: int) -> TrajectoryFile:
+    """Random rest-to-rest Fourier motion scaled to 80 % of the robot file's limits."""
+    rng = np.random.default_rng(seed)
+    lim = [j.limits for j in robot.model.joints]
+    center = np.array([0.5 * (li.position[0] + li.position[1]) for li in lim])
+    dof, harmonics = robot.dof, 5
+    traj = FourierTrajectory(
+        PERIOD,
+        center,
+        rng.normal(size=(dof, harmonics)),
+        rng.normal(size=(dof, harmonics)),
+        4,
+        tuple(robot.joint_names),
+    ).project_rest()
+    q, qd, qdd = traj.evaluate(np.linspace(0.0, PERIOD, 1000, endpoint=False))
+    scale = min(
+        min(
+            0.4 * (li.position[1] - li.position[0]) / np.max(np.abs(q[:, j] - center[j])),
+            0.8 * li.velocity / np.max(np.abs(qd[:, j])),
+            0.8 * li.acceleration / np.max(np.abs(qdd[:, j])),
+        )
+        for j, li in enumerate(lim)
+    )
+    traj = FourierTrajectory(PERIOD, center, traj.a * scale, traj.b * scale, 4, traj.joint_names)
+    limits = JointLimitSet.create(
+        dof,
+        position=[li.position for li in lim],
+        velocity=[li.velocity for li in lim],
+        acceleration=[li.acceleration for li in lim],
+    )
+    design = {"criterion": "cond", "criteria": {"cond": 12.5, "cond_raw": 340.0, "rank": 27, "columns": 27}}
+    return TrajectoryFile(traj, limits, 0.05, (), design)
+
+
+def _measurement(robot, tf: TrajectoryFile, path: Path, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, 3 * PERIOD, 1.0 / RATE)
+    q, qd, qdd = tf.trajectory.evaluate(t)
+    tau = robot.inverse_dynamics(q, qd, qdd)
+    tau = tau + rng.normal(size=tau.shape) * 0.01 * np.std(tau, axis=0)
+    q = q + rng.normal(size=q.shape) * 1e-5
+    header = ["t"] + [f"q{j + 1}" for j in range(robot.dof)] + [f"tau{j + 1}" for j in range(robot.dof)]
+    np.savetxt(path, np.column_stack([t, q, tau]), delimiter=",", header=",".join(header), comments="")
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("report")
+    robot = robid.load_robot(ROBOT)
+    traj_id, traj_val = _trajectory(robot, 1), _trajectory(robot, 2)
+    save_trajectory(folder / "traj.json", traj_id)
+    _measurement(robot, traj_id, folder / "id.csv", 11)
+    _measurement(robot, traj_val, folder / "val.csv", 12)
+    result = identify(robot, [folder / "id.csv"], validation_files=[folder / "val.csv"])
+    write_result(folder / "result.json", result)
+    truth = {"kind": "simulation-truth", "parameters": true_parameters(robot.model)}  # as robid simulate --truth
+    (folder / "truth.json").write_text(json.dumps(truth))
+    return {"folder": folder, "robot": robot, "result": result}
+
+
+class _Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.h2: list[str] = []
+        self.style = ""
+        self.param_names: list[str] = []
+        self._stack: list[str] = []
+        self._in_params = False
+        self._text = ""
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if tag == "table" and "params" in (a.get("class") or ""):
+            self._in_params = True
+        self._stack.append(tag)
+        self._text = ""
+
+    def handle_endtag(self, tag):
+        if tag == "h2":
+            self.h2.append(self._text.strip())
+        if tag == "code" and self._in_params:
+            self.param_names.append(self._text.strip())
+        if tag == "table":
+            self._in_params = False
+        if self._stack and self._stack[-1] == tag:
+            self._stack.pop()
+
+    def handle_data(self, data):
+        self._text += data
+        if self._stack and self._stack[-1] == "style":
+            self.style += data
+
+
+def _parse(text: str) -> _Page:
+    page = _Page()
+    page.feed(text)
+    return page
+
+
+def _assert_self_contained(text: str) -> _Page:
+    page = _parse(text)
+    tags = {t for t, _ in page.tags}
+    assert not tags & {"script", "link", "iframe", "object", "embed", "base"}
+    for tag, attrs in page.tags:
+        for key in ("src", "href", "srcset", "poster", "data"):
+            value = (attrs.get(key) or "").strip().lower()
+            assert not value.startswith(("http:", "https:", "//", "file:", "ftp:")), (tag, key, value[:80])
+        if tag == "img":
+            assert attrs["src"].startswith("data:image/png;base64,")
+            png = base64.b64decode(attrs["src"].split(",", 1)[1])
+            assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+        if tag == "a" and attrs.get("href"):
+            assert attrs["href"].startswith("#")
+    assert "url(" not in page.style and "@import" not in page.style
+    assert "http://" not in text and "https://" not in text
+    return page
+
+
+def test_report_is_one_self_contained_file_with_every_section(case):
+    out = case["folder"] / "report.html"
+    write_report(out, case["result"], trajectory=case["folder"] / "traj.json", title="test report")
+    text = out.read_text()
+    page = _assert_self_contained(text)
+    assert page.h2 == [s.title for s in default_sections()]
+    base = case["robot"].base_parameters()
+    assert page.param_names == list(base.names)
+    assert sum(1 for t, _ in page.tags if t == "img") >= 8
+    # friction for every joint, the spring compensator of J2, the excitation spectrum and limit table
+    assert 'alt="friction curves, joints J1, J2, J3"' in text
+    assert 'alt="compensator torque, joint J2"' in text
+    assert 'alt="excitation spectrum"' in text and "Limit usage per joint" in text
+    assert "validation: val.csv" in text
+
+
+def test_reference_values_further_than_three_std_are_flagged(case):
+    result = case["result"]
+    std = np.sqrt(np.diag(result.estimate.covariance))
+    reference = result.values.copy()
+    reference[4] += 10.0 * std[4]
+    text = build_report(from_result(result, reference={"truth": reference}))
+    page = _parse(text)
+    flagged = [a for t, a in page.tags if t == "tr" and a.get("class") == "flag"]
+    assert len(flagged) == 1
+    assert "1 parameter(s) further than 3 std from" in text
+
+
+def test_cli_report_from_result_json_reprocesses_the_measurements(case, monkeypatch, capsys):
+    folder = case["folder"]
+    monkeypatch.chdir(folder)
+    rc = main(["report", "result.json", "--trajectory", "traj.json", "--truth", "truth.json", "--out", "cli.html"])
+    assert rc == 0
+    assert "wrote cli.html" in capsys.readouterr().out
+    text = (folder / "cli.html").read_text()
+    page = _assert_self_contained(text)
+    assert page.h2 == [s.title for s in default_sections()]
+    assert page.param_names == list(case["robot"].base_parameters().names)
+    # the re-processed files reproduce the stored metrics exactly (same processing options)
+    assert "differs from the one stored" not in text
+    assert "<th>truth</th>" in text
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(folder / "cli.html").st_mode & 0o777 == 0o666 & ~umask  # shareable, not the temp file's 0600
+
+
+def test_cli_report_without_the_measurements_still_reports(case, tmp_path, monkeypatch):
+    data = json.loads((case["folder"] / "result.json").read_text())
+    for entry in data["data"] + data["validation_data"]:
+        entry["file"] = "moved_" + Path(entry["file"]).name
+    (tmp_path / "result.json").write_text(json.dumps(data))
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "result.json", "--robot", ROBOT, "--out", "alone.html"]) == 0
+    text = (tmp_path / "alone.html").read_text()
+    page = _assert_self_contained(text)
+    assert page.h2 == [s.title for s in default_sections()]
+    assert "not found" in text and "plots of that run are omitted" in text
+
+
+def test_cli_report_bad_input_names_the_file(case, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(case["folder"])
+    (tmp_path / "bad.json").write_text('{"parameters": {"m_J1": "heavy"}}')
+    assert (
+        main(["report", "result.json", "--truth", str(tmp_path / "bad.json"), "--out", str(tmp_path / "x.html")]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "m_J1" in err
+    assert main(["report", "result.json", "--validate", "nothere.csv", "--out", str(tmp_path / "x.html")]) == 2
+    assert "nothere.csv" in capsys.readouterr().err
+    (tmp_path / "broken.json").write_text("{")
+    assert main(["report", str(tmp_path / "broken.json"), "--out", str(tmp_path / "x.html")]) == 2
+    assert "broken.json" in capsys.readouterr().err
+    assert not (tmp_path / "x.html").exists()
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(_chromium() is None, reason="chromium not installed (Debian package chromium)")
+def test_report_renders_in_headless_chromium_without_console_errors(case, tmp_path):
+    report = case["folder"] / "report.html"
+    if not report.exists():
+        write_report(report, case["result"], trajectory=case["folder"] / "traj.json")
+    shot = tmp_path / "shot.png"
+    cmd = [
+        _chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--hide-scrollbars",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+        f"--screenshot={shot}",
+        "--window-size=1400,2000",
+        report.resolve().as_uri(),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert shot.exists() and shot.stat().st_size > 10_000, proc.stderr[-2000:]
+    assert shot.read_bytes().startswith(b"\x89PNG")
+    bad = [
+        line
+        for line in proc.stderr.splitlines()
+        if report.name in line and ("CONSOLE" in line or "ERROR" in line or "net::" in line)
+    ]
+    assert not bad, bad
+    dom = subprocess.run(
+        [*cmd[:-3], "--dump-dom", report.resolve().as_uri()], capture_output=True, text=True, timeout=120
+    )
+    assert "Predicted versus measured torque" in dom.stdout
