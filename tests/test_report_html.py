@@ -10,6 +10,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -231,12 +232,8 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.mark.skipif(_chromium() is None, reason="chromium not installed (Debian package chromium)")
-def test_report_renders_in_headless_chromium_without_console_errors(case, tmp_path):
-    report = case["folder"] / "report.html"
-    if not report.exists():
-        write_report(report, case["result"], trajectory=case["folder"] / "traj.json")
-    shot = tmp_path / "shot.png"
+def _run_chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:
+    """Headless Chromium in its own process group, so that a hang kills the whole browser, not only its launcher."""
     cmd = [
         _chromium(),
         "--headless",
@@ -247,14 +244,29 @@ def test_report_renders_in_headless_chromium_without_console_errors(case, tmp_pa
         "--disable-sync",
         "--no-first-run",
         "--hide-scrollbars",
-        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--user-data-dir={profile}",
         "--enable-logging=stderr",
         "--v=0",
-        f"--screenshot={shot}",
-        "--window-size=1400,2000",
-        report.resolve().as_uri(),
+        *args,
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("chromium did not finish within 120 s")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+@pytest.mark.skipif(_chromium() is None, reason="chromium not installed (Debian package chromium)")
+def test_report_renders_in_headless_chromium_without_console_errors(case, tmp_path):
+    report = case["folder"] / "report.html"
+    if not report.exists():
+        write_report(report, case["result"], trajectory=case["folder"] / "traj.json")
+    uri = report.resolve().as_uri()
+    shot = tmp_path / "shot.png"
+    proc = _run_chromium([f"--screenshot={shot}", "--window-size=1400,2000", uri], tmp_path / "profile")
     assert shot.exists() and shot.stat().st_size > 10_000, proc.stderr[-2000:]
     assert shot.read_bytes().startswith(b"\x89PNG")
     bad = [
@@ -263,7 +275,5 @@ def test_report_renders_in_headless_chromium_without_console_errors(case, tmp_pa
         if report.name in line and ("CONSOLE" in line or "ERROR" in line or "net::" in line)
     ]
     assert not bad, bad
-    dom = subprocess.run(
-        [*cmd[:-3], "--dump-dom", report.resolve().as_uri()], capture_output=True, text=True, timeout=120
-    )
-    assert "Predicted versus measured torque" in dom.stdout
+    dom = _run_chromium(["--dump-dom", uri], tmp_path / "profile2")
+    assert "Predicted versus measured torque" in dom.stdout and "Parameter table" in dom.stdout

@@ -80,6 +80,13 @@ class ReportData:
         return [p["name"] for p in self.result["base_parameters"]]
 
     @property
+    def nominal(self) -> np.ndarray:
+        """Nominal base values: RESULT.json's where stored, else from the robot file's parameters."""
+        from_robot = self.robot.base_parameters().values(self.robot.parameters)
+        stored = [p.get("nominal") for p in self.result["base_parameters"]]
+        return np.array([r if v is None else v for v, r in zip(stored, from_robot, strict=True)], dtype=float)
+
+    @property
     def identification_runs(self) -> tuple[Run, ...]:
         return tuple(r for r in self.runs if r.role == "identification")
 
@@ -354,7 +361,7 @@ def from_result_file(
     stored_mapping = (data.get("processing") or {}).get("mapping")
     mapping = mapping if mapping is not None else stored_mapping
     notes: list[str] = list(data.get("notes") or [])
-    if "processing" not in data:
+    if "processing" not in data and (data.get("data") or data.get("validation_data") or validate):
         notes.append(
             f"{result_path} stores no processing options: the measurements were processed again with the defaults"
         )

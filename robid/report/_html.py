@@ -95,8 +95,10 @@ th { background: #eef1f4; text-align: left; font-weight: 600; }
 tbody tr:nth-child(even) { background: var(--zebra); }
 td.cls { white-space: nowrap; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.expr { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.78rem; max-width: 26rem;
-          overflow-wrap: anywhere; }
+td.expr { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.76rem; min-width: 16rem;
+          max-width: 30rem; overflow-wrap: anywhere; color: var(--muted); }
+td.expr code.name { font-size: 0.88rem; color: var(--fg); font-weight: 600; }
+td.small { font-size: 0.8rem; }
 code, pre { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.82rem; }
 pre { background: var(--zebra); border: 1px solid var(--line); padding: 0.5rem 0.7rem; white-space: pre-wrap;
       overflow-wrap: anywhere; }

@@ -318,9 +318,12 @@ def _periodic(
         floor = noise.pooled_noise_floor(harm_q, kk)
         floor = np.maximum(floor, 1e-24 * power.max(axis=0))  # below double precision: not a signal
         harmonics = periodic.select_harmonics_snr(power, np.maximum(floor, 1e-300), o.snr_threshold)
+        # never differentiate near the Nyquist frequency: a tone there (aliasing, a sampling artefact) multiplied
+        # by (h omega)^2 would swamp the accelerations; the automatic band stops at half the Nyquist frequency
+        harmonics = harmonics[harmonics <= mm // 4]
         how = (
             f"where the averaged positions stand {o.snr_threshold:g} times above the period-scatter "
-            "noise (running median over 17 harmonics)"
+            "noise (running median over 17 harmonics), up to half the Nyquist frequency"
         )
         if o.excited_harmonics:
             excited = np.asarray([x for x in o.excited_harmonics if x < bins - 1], dtype=int)

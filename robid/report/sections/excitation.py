@@ -144,10 +144,13 @@ class ExcitationSection(Section):
 {% for k, v in design %}<tr><th>{{ k }}</th><td>{{ v }}</td></tr>{% endfor %}
 </tbody></table>
 {% for f in figures %}{{ f }}{% endfor %}
-{% else %}
+{% elif usage %}
 <p class="note">No trajectory file was given (<code>--trajectory TRAJ.json</code>): the designed motion, its
 spectrum and criterion values are not shown. The limit usage below is that of the measured motion (processed
 identification data, {{ usage_source }}).</p>
+{% else %}
+<p class="note">No trajectory file was given (<code>--trajectory TRAJ.json</code>) and no identification data
+could be read: nothing to show about the excitation.</p>
 {% endif %}
 {% if usage %}
 <h3>Limit usage per joint</h3>

@@ -117,14 +117,10 @@ def _friction_joints(data) -> list[tuple[int, list[str]]]:
     return out
 
 
-def _nominal_base(data) -> np.ndarray:
-    return np.array([np.nan if p.get("nominal") is None else p["nominal"] for p in data.result["base_parameters"]])
-
-
 def _friction_figures(data, joints) -> tuple[list, list[str]]:
     units = joint_units(data.robot)
     names = data.robot.joint_names
-    nominal = _nominal_base(data)
+    nominal = data.nominal
     figs, skipped = [], []
     plotted = []
     for j, prefixes in joints:
@@ -167,9 +163,13 @@ def _friction_figures(data, joints) -> tuple[list, list[str]]:
                 F.figure_html(
                     fig,
                     f"friction curves, joints {label}",
-                    f"Friction torque over the velocity range of the {items[0][4]} (joints {label}). Data-implied: the "
-                    "measured torque minus every other identified term (filtered like the torque, so the Coulomb step "
-                    "appears smoothed).",
+                    f"Friction torque over the velocity range of the {items[0][4]} (joints {label})."
+                    + (
+                        " Data-implied: the measured torque minus every other identified term (filtered like the "
+                        "torque, so the Coulomb step appears smoothed)."
+                        if items[0][2] is not None
+                        else ""
+                    ),
                 )
             )
     return figs, skipped

@@ -21,22 +21,23 @@ class ParametersSection(Section):
 {{ ref_labels }}</strong> (rows shaded red).</p>{% elif ref_labels %}<p>Every parameter lies within {{ k }} std
 of {{ ref_labels }}.</p>{% endif %}
 <div class="table-wrap"><table class="params">
-<thead><tr><th>#</th><th>name</th><th>expression (standard parameters)</th><th>value</th><th>std</th>
+<thead><tr><th>#</th><th>name = expression in standard parameters</th><th>value</th><th>std</th>
 <th>rel. std</th><th>class</th><th>nominal</th>
 {% if unconstrained %}<th>unconstrained</th>{% endif %}
-{% for label in refs %}<th>{{ label }}</th><th>|value \u2212 {{ label }}| / std</th>{% endfor %}
+{% for label in refs %}<th>{{ label }}</th><th title="|value \u2212 {{ label }}| / std">deviation / std</th>{% endfor %}
 {% if correlated %}<th>correlated with</th>{% endif %}</tr></thead>
 <tbody>
 {% for p in rows %}
-<tr{% if p.flag %} class="flag"{% endif %}><td class="n">{{ loop.index }}</td><td><code>{{ p.name }}</code></td>
-<td class="expr">{{ p.expression }}</td><td class="n">{{ p.value | num }}</td><td class="n">{{ p.std | num(3) }}</td>
+<tr{% if p.flag %} class="flag"{% endif %}><td class="n">{{ loop.index }}</td>
+<td class="expr"><code class="name">{{ p.name }}</code>{% if p.grouped %}<br>= {{ p.expression }}{% endif %}</td>
+<td class="n">{{ p.value | num }}</td><td class="n">{{ p.std | num(3) }}</td>
 <td class="n">{{ p.rel | pct }}</td><td class="cls {{ p.level }}">{{ p.cls }}</td>
 <td class="n">{{ p.nominal | num }}</td>
 {% if unconstrained %}<td class="n">{{ p.unconstrained | num }}</td>{% endif %}
 {% for r in p.refs %}
 <td class="n">{{ r.value | num }}</td><td class="n{% if r.flag %} bad{% endif %}">{{ r.z | num(3) }}</td>
 {% endfor %}
-{% if correlated %}<td>{{ p.correlated }}</td>{% endif %}</tr>
+{% if correlated %}<td class="small">{{ p.correlated }}</td>{% endif %}</tr>
 {% endfor %}
 </tbody></table></div>
 <p class="caption">Units SI (kg, kg m, kg m\u00b2, N m s/rad, N m, \u2026). Relative std = std / |value|. The
@@ -48,6 +49,7 @@ std is that of the {{ std_of }} estimate.</p>
         k = data.thresholds.reference_sigma
         refs = data.references
         std = np.sqrt(np.clip(np.diag(data.covariance), 0.0, None))
+        nominal = data.nominal
         rows = []
         flagged = 0
         unconstrained = any("unconstrained_value" in p for p in params)
@@ -71,12 +73,13 @@ std is that of the {{ std_of }} estimate.</p>
                 {
                     "name": p["name"],
                     "expression": p.get("expression", p["name"]),
+                    "grouped": "".join(p.get("expression", p["name"]).split()) != p["name"],
                     "value": value,
                     "std": s,
                     "rel": p.get("relative_std_percent"),
                     "cls": cls,
                     "level": CLASS_LEVEL.get(cls, ""),
-                    "nominal": p.get("nominal"),
+                    "nominal": nominal[i],
                     "unconstrained": p.get("unconstrained_value"),
                     "refs": ref_cells,
                     "flag": row_flag,

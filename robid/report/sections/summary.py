@@ -67,7 +67,7 @@ def fit_quality(data) -> tuple[Verdict, dict]:
         )
     details = [rule]
     if finite:
-        details.append(f"worst joint {num(max(finite), 3)} %, best {num(min(finite), 3)} % ({on})")
+        details.append(f"worst joint {num(max(finite), 3)} %, best {num(min(finite), 3)} %")
     rows = []
     for j, name in enumerate(joints):
         cells = [(c[2][j], nrmse_level(c[2][j], th)) for c in columns]
@@ -129,15 +129,19 @@ def physical_consistency(data) -> Verdict:
         level, head = "info", f"the check of the {of} estimate did not conclude"
     else:
         compatible = ph.get("statistically_compatible")
-        level = "warn" if compatible or (ce and ce.get("solved")) else "bad"
-        head = f"the {of} estimate has no physically consistent standard set"
-        if compatible is not None:
-            d = ph.get("mahalanobis")
-            head += (
-                "; the nearest consistent set is within the estimate's uncertainty"
-                if compatible
-                else "; the nearest consistent set lies outside the estimate's uncertainty"
-            ) + (f" (Mahalanobis distance {num(d, 3)})" if d is not None else "")
+        d = ph.get("mahalanobis")
+        dist = f" (Mahalanobis distance {num(d, 3)})" if d is not None else ""
+        if compatible:
+            level = "good"
+            head = (
+                f"the {of} estimate is consistent within its uncertainty: it is not itself physically consistent, "
+                f"but the nearest consistent set lies within its uncertainty{dist}"
+            )
+        else:
+            level = "warn" if ce and ce.get("solved") else "bad"
+            head = f"the {of} estimate has no physically consistent standard set"
+            if compatible is not None:
+                head += f"; the nearest consistent set lies outside the estimate's uncertainty{dist}"
     moved = ph.get("moved") or []
     if moved:
         details.append(

@@ -23,24 +23,36 @@ def _run_arrays(data, run) -> dict:
     bands = prediction_bands(d.W, values=data.values, covariance=data.covariance, sigma=data.sigma)
     lo, hi = bands.interval(K95, total=True)
     mask = np.asarray(p.keep, dtype=bool)
-    measured = np.where(mask, d.tau, np.nan)
-    predicted = bands.mean
-    residual = np.where(mask, d.tau - predicted, np.nan)
+    coverage = band_coverage(d.tau, lo, hi, mask)
+
+    def used(x):  # rows the data selection left out have a zeroed regressor: not drawn
+        return np.where(mask, x, np.nan)
+
     return {
         "t": np.asarray(p.t) - float(p.t[0]),
-        "measured": measured,
-        "predicted": predicted,
-        "lo": lo,
-        "hi": hi,
+        "measured": used(d.tau),
+        "predicted": used(bands.mean),
+        "lo": used(lo),
+        "hi": used(hi),
         "std_model": bands.std_model,
-        "residual": residual,
+        "residual": used(d.tau - bands.mean),
         "mask": mask,
-        "coverage": band_coverage(d.tau, lo, hi, mask),
+        "coverage": coverage,
         "periodic": p.mode in ("periodic", "rest-to-rest") and p.period is not None,
         "rate": p.sample_rate,
         "noise": np.asarray(p.noise.tau_std_processed, dtype=float),
         "processed": p,
     }
+
+
+def _robust_limits(residual: np.ndarray, half_band: np.ndarray) -> tuple[float, float]:
+    """Symmetric limits showing the band and 99.5 % of the residual: a few spikes (e.g. at velocity reversals)
+    must not flatten the rest; the largest residual is in the table."""
+    r = residual[np.isfinite(residual)]
+    spread = float(np.percentile(np.abs(r), 99.5)) if r.size else 0.0
+    hb = half_band[np.isfinite(half_band)]
+    top = 1.25 * max(spread, float(np.max(hb, initial=0.0)), 1e-12)
+    return -top, top
 
 
 def _time_figures(data, run, a) -> list:
@@ -94,6 +106,7 @@ def _time_figures(data, run, a) -> list:
                 )
                 axr.plot(t[sl], a["residual"][sl, j], color=F.DATA, lw=0.8)
                 axr.axhline(0.0, color=F.MEASURED, lw=0.6)
+                axr.set_ylim(*_robust_limits(a["residual"][:, j], (a["hi"] - a["predicted"])[:, j]))
                 axr.set_ylabel("residual")
                 if row == 0:
                     F.legend_on_top(fig, ax)
@@ -106,7 +119,9 @@ def _time_figures(data, run, a) -> list:
                     fig,
                     f"{run.label}: predicted and measured torque, joints {label}",
                     f"{run.label}, joints {label}: measured (black) and predicted (red dashed) torque with the 95 % "
-                    "prediction band; below each, the residual measured \u2212 predicted with the same band.",
+                    "prediction band; below each, the residual measured \u2212 predicted with the same band "
+                    "(its axis shows 99.5 % of the samples; the largest residual is in the table). Rows the data "
+                    "selection left out are not drawn.",
                 )
             )
     return figs
@@ -132,8 +147,9 @@ def _spectrum_figure(data, run, a):
     spec = np.where(spec[keep] > floor, spec[keep], np.nan)
     meas = np.where(meas[keep] > floor, meas[keep], np.nan)
     excited = None
-    if data.trajectory is not None and a["periodic"]:
-        traj = data.trajectory.trajectory
+    traj = data.trajectory.trajectory if data.trajectory is not None else None
+    # shade the excited band only for a run of that trajectory (a validation run may have its own period)
+    if traj is not None and a["periodic"] and abs(p.period - traj.period) <= 1e-3 * traj.period:
         excited = (0.8 / traj.period, (traj.harmonics + 0.2) / traj.period)
     ncols = min(3, dof)
     nrows = -(-dof // ncols)
@@ -242,4 +258,5 @@ larger: unmodelled dynamics (or a noise estimate that misses part of the noise).
                 }
             )
         sigma = ", ".join(f"{n} {num(s, 3)}" for n, s in zip(data.robot.joint_names, data.sigma, strict=False))
-        return {"runs": runs, "k": num(K95), "sigma": sigma or "not stored"}
+        stored = np.any(np.asarray(data.sigma) > 0)
+        return {"runs": runs, "k": num(K95), "sigma": sigma if stored else "not stored in the result: taken as 0"}
