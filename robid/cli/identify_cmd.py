@@ -27,7 +27,9 @@ def register(sub) -> None:
     p.add_argument("--regularization", type=float, default=1e-6,
                    help="consistent method: weight of the pull towards the nominal values (default 1e-6)")
     add_processing_arguments(p)
-    p.set_defaults(func=run)
+    # identification leaves out samples near velocity reversals by default: Coulomb friction is ill-defined
+    # there (sign(qd) of a noisy qd), and rest phases would be fitted with the wrong friction sign
+    p.set_defaults(func=run, min_speed=0.05)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,6 +27,9 @@ def write_atomic(path: str | Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", newline="") as handle:
             handle.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp files are private (0600); outputs get the usual permissions
         os.replace(tmp, path)
     except BaseException:
         try:
