@@ -139,7 +139,8 @@ def test_noise_std_from_period_scatter(traj):
     per_h = p.noise.per_harmonic_tau[1:-1].mean(axis=0)
     assert np.allclose(per_h, st**2 / (PERIODS * m_per), rtol=0.1)
     # processed torque noise: averaging over K and keeping few harmonics shrinks it
-    assert np.all(np.array(p.noise.tau_std_processed) < st / np.sqrt(PERIODS))
+    # default torque band "all": period averaging only, so the processed noise is sigma / sqrt(K)
+    assert np.allclose(p.noise.tau_std_processed, st / np.sqrt(PERIODS), rtol=0.1)
 
 
 def test_lead_in_and_transient_period_are_left_out(traj):

@@ -114,7 +114,7 @@ def test_numeric_path_imports_no_sympy(tmp_path):
     path = tmp_path / "planar2r.yaml"
     path.write_text(PLANAR_2R)
     env = dict(os.environ, ROBID_CACHE_DIR=str(tmp_path / "cache"))
-    warm = "import robid; robid.load_robot(r'%s').base_parameters()" % path
+    warm = f"import robid; robid.load_robot(r'{path}').base_parameters()"
     subprocess.run([sys.executable, "-c", warm], check=True, env=env)
     probe = textwrap.dedent(
         f"""

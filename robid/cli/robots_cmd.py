@@ -20,5 +20,6 @@ def run(args) -> int:
         if any(j.compensator for j in model.joints):
             extras.append("gravity compensator")
         kinds = "".join("R" if j.revolute else "P" for j in model.joints)
-        print(f"{name:22s} {model.dof} axes ({kinds}), {model.kinematics}" + (f", {', '.join(extras)}" if extras else ""))
+        suffix = f", {', '.join(extras)}" if extras else ""
+        print(f"{name:22s} {model.dof} axes ({kinds}), {model.kinematics}{suffix}")
     return 0

@@ -44,8 +44,9 @@ class ProcessingOptions:
     period averaging only; rows stay independent, so least-squares standard deviations stay honest, and the
     mismatch of the Coulomb model near velocity reversals stays local, where ``min_speed`` removes it),
     ``"signal"`` (the position band plus every harmonic where the torque stands ``snr_threshold`` above its
-    period-scatter noise) or ``"positions"`` (exactly the position band). The regressor gets the same filter. ``drop_standstill``: mark
-    standstill segments (every joint slower than ``standstill_speed`` for ``standstill_duration``) unused.
+    period-scatter noise) or ``"positions"`` (exactly the position band). The regressor gets the same filter.
+    ``drop_standstill``: mark standstill segments (every joint slower than ``standstill_speed`` for
+    ``standstill_duration``) unused.
     """
 
     mode: str = "auto"

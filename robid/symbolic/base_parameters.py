@@ -166,7 +166,7 @@ def classify(names, kept, zero, grouping) -> dict[str, str]:
     for row, k in enumerate(kept):
         others = [j for j in range(len(names)) if j != k and grouping[row][j] != 0]
         classes[names[k]] = "grouped" if others else "identifiable"
-    for k, name in enumerate(names):
+    for name in names:
         classes.setdefault(name, "grouped")
     return classes
 

@@ -25,7 +25,6 @@ from robid.symbolic.newton_euler import (
 from robid.symbolic.program import ProgramBuilder
 
 
-
 @dataclass
 class DerivationContext:
     """Shared symbolic state of one derivation (kinematics computed once, on demand)."""
