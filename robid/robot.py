@@ -30,10 +30,14 @@ class BaseParameters:
     classes: dict[str, str]
     exact: bool
     _module: object = field(repr=False, compare=False, default=None)
+    _c: object = field(repr=False, compare=False, default=None)
 
-    def regressor(self, q, qd, qdd) -> np.ndarray:
-        """(N, dof, nb) base regressor."""
-        return self._module.base_regressor(*_states(q, qd, qdd))
+    def regressor(self, q, qd, qdd, out=None) -> np.ndarray:
+        """(N, dof, nb) base regressor; ``out`` an optional buffer of that shape to fill and return."""
+        states = _states(q, qd, qdd)
+        if self._c is not None:
+            return self._c.evaluate("base_regressor", *states, out=out)
+        return self._module.base_regressor(*states, out=out)
 
     def values(self, standard_values) -> np.ndarray:
         return self.grouping @ np.asarray(standard_values, dtype=float)
@@ -51,6 +55,7 @@ class Robot:
         self.model = model
         self.terms = normalise_terms(terms) if terms is not None else default_terms(model)
         self._module = None
+        self._c = None
         self._meta = None
         self._parameters = None
 
@@ -67,6 +72,11 @@ class Robot:
                 path, meta = compile_model(self.model, self.terms)
             self._module = load_module_cached(path / "model.py", f"robid_gen_{meta['key']}")
             self._meta = meta
+            from robid.dynamics.compiled import load_c_backend
+
+            self._c = load_c_backend(
+                path, self.model.dof, len(meta["parameter_names"]), len(meta["base"]["indices"])
+            )
         return self._module
 
     @property
@@ -99,9 +109,13 @@ class Robot:
             self._parameters = nominal_values(self.model, self.terms)
         return self._parameters.copy()
 
-    def regressor(self, q, qd, qdd) -> np.ndarray:
-        """(N, dof, P) standard regressor: tau = Y @ parameters."""
-        return self._compile().regressor(*_states(q, qd, qdd, self.dof))
+    def regressor(self, q, qd, qdd, out=None) -> np.ndarray:
+        """(N, dof, P) standard regressor: tau = Y @ parameters; ``out`` an optional buffer to fill and return."""
+        module = self._compile()
+        states = _states(q, qd, qdd, self.dof)
+        if self._c is not None:
+            return self._c.evaluate("regressor", *states, out=out)
+        return module.regressor(*states, out=out)
 
     def inverse_dynamics(self, q, qd, qdd, parameters=None) -> np.ndarray:
         """(N, dof) joint torques with the nominal (or given) standard parameters."""
@@ -121,6 +135,7 @@ class Robot:
             classes=dict(b["classes"]),
             exact=bool(b["exact"]),
             _module=module,
+            _c=self._c,
         )
 
 

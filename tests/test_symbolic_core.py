@@ -139,3 +139,12 @@ def test_unknown_term_is_a_clear_error(tmp_path):
     path.write_text(PLANAR_2R)
     with pytest.raises(robid.RobidInputError, match="unknown term 'springs'"):
         robid.load_robot(path, terms=("rigid", "springs"))
+
+
+def test_compiled_c_backend_agrees_with_the_numpy_code(planar):
+    base = planar.base_parameters()
+    if planar._c is None:
+        pytest.skip("no C compiler: the numpy backend is used")
+    q, qd, qdd = states(50, 2, seed=9)
+    assert np.allclose(planar.regressor(q, qd, qdd), planar._module.regressor(q, qd, qdd), rtol=1e-14, atol=1e-12)
+    assert np.allclose(base.regressor(q, qd, qdd), base._module.base_regressor(q, qd, qdd), rtol=1e-14, atol=1e-12)

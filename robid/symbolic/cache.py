@@ -17,7 +17,7 @@ from pathlib import Path
 
 from robid.model.robot_model import RobotModel
 
-GENERATOR_VERSION = "6"
+GENERATOR_VERSION = "8"
 
 
 def cache_dir() -> Path:
@@ -64,7 +64,8 @@ def entry_path(key: str) -> Path:
     return cache_dir() / key
 
 
-def write_entry(key: str, files: dict[str, str]) -> Path:
+def write_entry(key: str, files: dict[str, str], c_source: str | None = None) -> Path:
+    """Write the entry's files (and, when a C compiler works, ``model_c.so``) and rename the folder into place."""
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     final = root / key
@@ -72,6 +73,10 @@ def write_entry(key: str, files: dict[str, str]) -> Path:
     try:
         for name, text in files.items():
             (tmp / name).write_text(text)
+        if c_source is not None:
+            from robid.symbolic.ccode import compile_shared
+
+            compile_shared(c_source, tmp)
         if final.exists():
             shutil.rmtree(tmp)  # another process finished first; its entry is equivalent
         else:

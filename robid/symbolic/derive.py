@@ -84,6 +84,11 @@ def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict
         "base_inverse_dynamics", prog, symbols, offsets, torque_output="btau", n_params=len(base.indices)
     )
     source = _HEADER.format(name=model.name) + "\n\n".join([reg_src, tau_src, base_reg_src, base_tau_src])
+    from robid.symbolic.ccode import c_function
+
+    c_source = c_function("regressor", prog, symbols, offsets, all_cols) + "\n" + c_function(
+        "base_regressor", prog, symbols, offsets, list(base.indices)
+    )
     meta = {
         "robot": model.name,
         "key": key,
@@ -117,7 +122,8 @@ def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict
         "exact.py": "from fractions import Fraction as F\n\n\n" + exact_src,
         "meta.json": json.dumps(meta, indent=1),
     }
-    path = cache.write_entry(key, files)
+    with progress.stage("compiling the C regressors (optional backend)"):
+        path = cache.write_entry(key, files, c_source=c_source)
     progress.report(f"generated code cached in {path}")
     return path, meta
 

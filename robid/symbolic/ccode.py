@@ -1,0 +1,119 @@
+"""Optional compiled backend: the same optimised straight-line program as C, looping over samples.
+
+The numpy code (codegen.py) is the reference and always exists. When a C compiler is available (``cc``/``gcc``
+on PATH), the regressor functions are also emitted as C, compiled once into the cache entry
+(``model_c.so``, ``-O3 -fPIC -shared``, IEEE arithmetic: no fast-math) and called through ctypes on
+C-contiguous float64 arrays. Results agree with the numpy code to rounding (tested). At N = 10^4 samples the
+numpy code is bound by the memory traffic of its intermediates; the C loop keeps them in registers.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import sympy as sp
+from sympy.printing.c import C99CodePrinter
+
+from robid.symbolic.codegen import OptimisedProgram, needed_assignments, regressor_entries
+from robid.symbolic.geometry import JointSymbols
+
+
+class _CPrinter(C99CodePrinter):
+    def _print_Pow(self, expr):
+        base, exp = expr.args
+        if exp.is_Integer and 1 < int(exp) <= 3:
+            b = self.parenthesize(base, 100)
+            return "(" + "*".join([b] * int(exp)) + ")"
+        if exp.is_Integer and int(exp) == -1:
+            return f"(1.0/{self.parenthesize(base, 100)})"
+        return super()._print_Pow(expr)
+
+    def _print_Rational(self, expr):
+        return repr(float(expr.p) / float(expr.q))
+
+    def _print_Integer(self, expr):
+        return f"{int(expr)}.0"
+
+
+_C = _CPrinter()
+
+
+def c_function(
+    name: str,
+    program: OptimisedProgram,
+    symbols: list[JointSymbols],
+    angle_offsets: list[float],
+    columns: list[int],
+) -> str:
+    """``void name(const double *q, const double *qd, const double *qdd, long n, double *y)``.
+
+    q, qd, qdd are (n, dof) row-major; y is (n, dof, len(columns)) row-major; every entry is written.
+    """
+    dof = program.dof
+    width = len(columns)
+    col_pos = {c: k for k, c in enumerate(columns)}
+    outputs = {(i, col_pos[c]): e for (i, c), e in regressor_entries(program).items() if c in col_pos}
+    assigns = needed_assignments(program, outputs.values())
+    used = set()
+    for _, e in assigns:
+        used |= e.free_symbols
+    for e in outputs.values():
+        used |= e.free_symbols
+    lines = [
+        f"void {name}(const double *q, const double *qd, const double *qdd, long n, double *y) {{",
+        "    for (long k = 0; k < n; ++k) {",
+        f"        const double *qk = q + {dof} * k, *qdk = qd + {dof} * k, *qddk = qdd + {dof} * k;",
+        f"        double *yk = y + {dof * width} * k;",
+    ]
+    for j, js in enumerate(symbols):
+        arg = f"qk[{j}]" + (f" + {angle_offsets[j]!r}" if angle_offsets[j] else "")
+        if js.revolute and js.s in used:
+            lines.append(f"        const double {js.s.name} = sin({arg});")
+        if js.revolute and js.c in used:
+            lines.append(f"        const double {js.c.name} = cos({arg});")
+        if not js.revolute and js.q in used:
+            lines.append(f"        const double {js.q.name} = qk[{j}];")
+        if js.qd in used or js.sign in used:
+            lines.append(f"        const double {js.qd.name} = qdk[{j}];")
+        if js.sign in used:
+            lines.append(f"        const double {js.sign.name} = ({js.qd.name} > 0) - ({js.qd.name} < 0);")
+        if js.qdd in used:
+            lines.append(f"        const double {js.qdd.name} = qddk[{j}];")
+    for s, e in assigns:
+        lines.append(f"        const double {s.name} = {_C.doprint(e)};")
+    for i in range(dof):  # every entry, zeros included: y needs no clearing and is written sequentially
+        for k in range(width):
+            e = outputs.get((i, k))
+            lines.append(f"        yk[{i * width + k}] = {_C.doprint(e) if e is not None else '0.0'};")
+    lines += ["    }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def compiler() -> str | None:
+    for cc in ("cc", "gcc", "clang"):
+        path = shutil.which(cc)
+        if path:
+            return path
+    return None
+
+
+def compile_shared(source: str, folder: Path, stem: str = "model_c") -> Path | None:
+    """Compile C source into ``folder/<stem>.so``; None (and no file) when no compiler works."""
+    cc = compiler()
+    if cc is None:
+        return None
+    c_path = folder / f"{stem}.c"
+    so_path = folder / f"{stem}.so"
+    c_path.write_text("#include <math.h>\n\n" + source)
+    try:
+        subprocess.run([cc, "-O3", "-fPIC", "-shared", "-o", str(so_path), str(c_path), "-lm"], check=True,
+                       capture_output=True, timeout=600)
+    except (OSError, subprocess.SubprocessError):
+        so_path.unlink(missing_ok=True)
+        return None
+    return so_path
+
+
+_ = sp  # sympy is the printer's base; keep the import explicit
