@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from robid.errors import RobidInputError
+from robid.fileio import read_yaml
 
 _TOP = {"robid_campaign", "name", "robot", "terms", "trajectories", "export", "measurements", "processing",
         "identification", "report", "description"}
@@ -80,14 +79,7 @@ class CampaignSpec:
 
 def read_campaign(path: str | Path) -> CampaignSpec:
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise RobidInputError(f"{path}: cannot read ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}:" if mark is not None else ""
-        raise RobidInputError(f"{path}:{line} malformed YAML ({getattr(exc, 'problem', exc)})") from None
+    data = read_yaml(path)
     return campaign_from_dict(data, path)
 
 

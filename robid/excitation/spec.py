@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from robid.errors import RobidInputError
 from robid.excitation.cartesian import CartesianLimit
 from robid.excitation.constraints import JointLimitSet
 from robid.excitation.criteria import CRITERIA
 from robid.excitation.fourier import minimum_harmonics
+from robid.fileio import read_yaml
 from robid.model.robot_model import RobotModel
 from robid.model.units import parse_quantity
 
@@ -63,17 +63,7 @@ class DesignSpec:
 
 
 def read_design_spec(path: str | Path) -> DesignSpec:
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise RobidInputError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}:" if mark is not None else ""
-        raise RobidInputError(f"{path}:{line} malformed YAML") from None
+    data = read_yaml(path)
     return spec_from_dict(data, str(path))
 
 

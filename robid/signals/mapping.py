@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from robid.errors import RobidInputError
+from robid.fileio import read_yaml
 from robid.model.units import parse_quantity
 
 #: Signal groups a mapping may define, and the canonical channel prefix of each.
@@ -134,17 +133,7 @@ class Mapping:
 
 def read_mapping(path: str | Path) -> Mapping:
     """Parse a mapping file; every error names the file and the key at fault."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise RobidInputError(f"{path}: cannot read the mapping ({exc.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}:" if mark is not None else ""
-        raise RobidInputError(f"{path}:{line} malformed YAML ({getattr(exc, 'problem', exc)})") from None
+    data = read_yaml(path, "mapping")
     return mapping_from_dict(data, str(path))
 
 

@@ -8,35 +8,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.fileio import write_atomic  # noqa: F401  (re-exported: other stages import it from here)
 from robid.signals.records import ProcessedSignals
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise RobidInputError(f"{path}: the folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", newline="") as handle:
-            handle.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp files are private (0600); outputs get the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def processed_columns(p: ProcessedSignals) -> tuple[list[str], np.ndarray]:

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.fileio import write_atomic, write_atomic_with
 from robid.model.robot_model import RobotModel
 
 #: --noise LEVEL presets: (q_noise rad, tau_noise_relative fraction of each joint's RMS torque)
@@ -201,40 +200,16 @@ def measure(
 
 
 def write_measurement_csv(path: str | Path, columns: list[str], table: np.ndarray) -> Path:
-    """Write the canonical CSV atomically: a temporary file in the same folder, then os.replace.
+    """Write the canonical CSV atomically (robid.fileio). Values have 12 significant digits (``%.12g``): below
+    any encoder step and noise level."""
 
-    Values are written with 12 significant digits (``%.12g``): below any encoder step and noise level.
-    """
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise RobidInputError(f"{path}: --out: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            fh.write(",".join(columns) + "\n")
-            np.savetxt(fh, table, delimiter=",", fmt="%.12g")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    def writer(fh):
+        fh.write(",".join(columns) + "\n")
+        np.savetxt(fh, table, delimiter=",", fmt="%.12g")
+
+    return write_atomic_with(path, writer)
 
 
 def write_json_atomic(path: str | Path, document: dict) -> Path:
-    """json.dumps(document) to path through a temporary file in the same folder and os.replace."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise RobidInputError(f"{path}: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps(document, indent=1, allow_nan=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    """json.dumps(document) to path, atomically (robid.fileio)."""
+    return write_atomic(path, json.dumps(document, indent=1, allow_nan=False) + "\n")

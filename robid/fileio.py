@@ -1,0 +1,61 @@
+"""File helpers shared by every stage: YAML reading with errors that name the file and line, atomic writes.
+
+Atomic: the text goes to a temporary file in the destination folder, which is then renamed over the
+destination (os.replace), so a reader never sees half a file and a crash leaves the old file intact. The file
+gets the usual permissions (0666 minus the umask), not mkstemp's private 0600.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import yaml
+
+from robid.errors import RobidInputError
+
+
+def read_yaml(path: str | Path, what: str = "") -> Any:
+    """Parsed YAML of ``path``; unreadable or malformed files raise RobidInputError naming file and line."""
+    path = Path(path)
+    label = f" the {what}" if what else ""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise RobidInputError(f"{path}: cannot read{label} ({exc.strerror})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}:" if mark is not None else ""
+        raise RobidInputError(f"{path}:{line} malformed YAML ({getattr(exc, 'problem', exc)})") from None
+
+
+def write_atomic_with(path: str | Path, writer: Callable[[IO[str]], None]) -> Path:
+    """Call ``writer(handle)`` on a temporary file beside ``path``, then rename it to ``path``."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise RobidInputError(f"{path}: the folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", newline="") as handle:
+            writer(handle)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def write_atomic(path: str | Path, text: str) -> Path:
+    return write_atomic_with(path, lambda handle: handle.write(text))
