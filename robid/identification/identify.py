@@ -114,9 +114,12 @@ def identify(
     )
     physical = None
     if o.check_consistency:
-        physical = check_base_consistency(
-            est.values, base.grouping, robot.parameter_names, base_names=names, covariance=est.covariance
-        )
+        try:
+            physical = check_base_consistency(
+                est.values, base.grouping, robot.parameter_names, base_names=names, covariance=est.covariance
+            )
+        except np.linalg.LinAlgError as exc:  # a covariance that is not positive definite (rank-deficient data)
+            notes.append(f"physical-consistency check not done: {exc} (the estimate's covariance is singular)")
     consistent = None
     values, values_method = est.values, est.method
     if o.method == "consistent":
