@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from oracles.closed_forms import PLANAR_2R as PLANAR
+from oracles.closed_forms import planar_2r_torque as planar_closed_form
 
 from robid.model.loader import read_robot
 from robid.simulation.rnea import RigidBodyDynamics
@@ -71,37 +73,7 @@ def test_rnea_matches_pinocchio_on_dh_robot_with_offsets():
     _close(h, bias[0])
 
 
-PLANAR = """
-robid: 1
-name: planar2r
-gravity: [0, -9.81, 0]
-kinematics: dh
-joints:
-  - name: A1
-    a: 0.4
-    link: {mass: 20, com: [-0.2, 0, 0], inertia: [0.01, 0.2667, 0.2667, 0, 0, 0]}
-  - name: A2
-    a: 0.5
-    link: {mass: 10, com: [-0.25, 0, 0], inertia: [0.01, 0.2083, 0.2083, 0, 0, 0]}
-"""
 
-
-def planar_closed_form(q, qd, qdd):
-    """Planar 2R, Lagrange by hand: link lengths a1, COM distances x1, x2 from the joints, I about the COM."""
-    m1, m2, a1, x1, x2, i1, i2, g = 20, 10, 0.4, 0.2, 0.25, 0.2667, 0.2083, 9.81
-    out = []
-    for (q1, q2), (d1, d2), acc in zip(q, qd, qdd, strict=True):
-        c2, s2 = np.cos(q2), np.sin(q2)
-        m11 = i1 + i2 + m1 * x1**2 + m2 * (a1**2 + x2**2) + 2 * m2 * a1 * x2 * c2
-        m12 = i2 + m2 * x2**2 + m2 * a1 * x2 * c2
-        m22 = i2 + m2 * x2**2
-        h = m2 * a1 * x2 * s2
-        coriolis = np.array([-h * d2 * (2 * d1 + d2), h * d1**2])
-        grav = np.array(
-            [g * (m1 * x1 + m2 * a1) * np.cos(q1) + g * m2 * x2 * np.cos(q1 + q2), g * m2 * x2 * np.cos(q1 + q2)]
-        )
-        out.append(np.array([[m11, m12], [m12, m22]]) @ acc + coriolis + grav)
-    return np.array(out)
 
 
 def test_planar_2r_closed_form(tmp_path):
