@@ -59,3 +59,19 @@ def write_atomic_with(path: str | Path, writer: Callable[[IO[str]], None]) -> Pa
 
 def write_atomic(path: str | Path, text: str) -> Path:
     return write_atomic_with(path, lambda handle: handle.write(text))
+
+
+def read_json(path: str | Path, what: str = "") -> Any:
+    """Parsed JSON of ``path``; unreadable or malformed files raise RobidInputError naming file and line."""
+    import json
+
+    path = Path(path)
+    label = f" the {what}" if what else ""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise RobidInputError(f"{path}: cannot read{label} ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RobidInputError(f"{path}: line {exc.lineno}: malformed JSON ({exc.msg})") from None

@@ -32,6 +32,7 @@ from robid.errors import RobidInputError
 from robid.excitation.cartesian import CartesianLimit
 from robid.excitation.constraints import JointLimitSet
 from robid.excitation.fourier import FourierTrajectory
+from robid.fileio import read_json
 
 FORMULA = "q_j(t) = center_j + sum_l a_jl/(l w) sin(l w t) - b_jl/(l w) cos(l w t), w = 2 pi / period"
 
@@ -95,12 +96,7 @@ def save_trajectory(path: str | Path, tf: TrajectoryFile) -> None:
 
 def load_trajectory(path: str | Path) -> TrajectoryFile:
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise RobidInputError(f"{path}: cannot read ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise RobidInputError(f"{path}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
+    data = read_json(path)
     return trajectory_from_dict(data, str(path))
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.fileio import read_json
 from robid.identification.compensator import compensator_section
 from robid.identification.identify import IdentificationResult
 from robid.signals import summary as signals_summary
@@ -179,12 +180,7 @@ class ResultFile:
 
 def read_result(path: str | Path) -> ResultFile:
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise RobidInputError(f"{path}: cannot read ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise RobidInputError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    data = read_json(path)
     if not isinstance(data, dict) or data.get("robid") != 1:
         raise RobidInputError(f"{path}: not a robid RESULT.json (key robid: 1 missing)")
     try:

@@ -8,7 +8,6 @@ processing options and mapping stored in RESULT.json, the parameter values are t
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.fileio import read_json
 from robid.robot import Robot
 
 #: RESULT.json base-parameter keys that are not reference columns
@@ -174,12 +174,7 @@ def read_truth_file(path: str | Path, robot: Robot) -> dict[str, np.ndarray]:
     * ``{"label": ..., "base_values": [...]}`` aligned with the base parameters.
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise RobidInputError(f"{path}: cannot read ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise RobidInputError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    data = read_json(path)
     if not isinstance(data, dict):
         raise RobidInputError(f"{path}: expected a JSON object")
     base = robot.base_parameters()

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.fileio import read_json
 from robid.model.robot_model import RobotModel
 from robid.signals.mapping import (
     GROUP_PREFIX,
@@ -338,15 +339,8 @@ def _currents_to_torque(
 def read_trajectory_timing(path: str | Path) -> tuple[float, tuple[int, ...] | None]:
     """Period (s) and excited harmonics of a trajectory file written by ``robid design`` (JSON with
     ``period`` and ``harmonics``: a count H meaning 1..H, or a list)."""
-    import json
-
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise RobidInputError(f"{path}: cannot read the trajectory ({exc.strerror})") from None
-    except json.JSONDecodeError as exc:
-        raise RobidInputError(f"{path}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
+    data = read_json(path, "trajectory")
     if not isinstance(data, dict):
         raise RobidInputError(f"{path}: expected a JSON object with period and harmonics")
     period = data.get("period")
