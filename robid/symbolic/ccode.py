@@ -13,10 +13,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
-from robid.symbolic.codegen import OptimisedProgram, needed_assignments, regressor_entries
+from robid.symbolic.codegen import OptimisedProgram, free_symbols, needed_assignments, regressor_outputs
 from robid.symbolic.geometry import JointSymbols
 
 
@@ -53,14 +52,9 @@ def c_function(
     """
     dof = program.dof
     width = len(columns)
-    col_pos = {c: k for k, c in enumerate(columns)}
-    outputs = {(i, col_pos[c]): e for (i, c), e in regressor_entries(program).items() if c in col_pos}
+    outputs = regressor_outputs(program, columns)
     assigns = needed_assignments(program, outputs.values())
-    used = set()
-    for _, e in assigns:
-        used |= e.free_symbols
-    for e in outputs.values():
-        used |= e.free_symbols
+    used = free_symbols(assigns, outputs.values())
     lines = [
         f"void {name}(const double *q, const double *qd, const double *qdd, long n, double *y) {{",
         "    for (long k = 0; k < n; ++k) {",
@@ -115,5 +109,3 @@ def compile_shared(source: str, folder: Path, stem: str = "model_c") -> Path | N
         return None
     return so_path
 
-
-_ = sp  # sympy is the printer's base; keep the import explicit

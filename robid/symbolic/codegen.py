@@ -60,6 +60,12 @@ def regressor_entries(program: OptimisedProgram) -> dict[tuple[int, int], sp.Exp
     return {k: e for k, e in program.entries.items() if isinstance(k[0], int)}
 
 
+def regressor_outputs(program: OptimisedProgram, columns: list[int]) -> dict[tuple[int, int], sp.Expr]:
+    """Entries of the selected standard columns, keyed (row, position of the column in ``columns``)."""
+    col_pos = {c: k for k, c in enumerate(columns)}
+    return {(i, col_pos[c]): e for (i, c), e in regressor_entries(program).items() if c in col_pos}
+
+
 def _topological(nodes):
     """Order assignments so that every symbol is defined before use (Kahn's algorithm, stable)."""
     defined = {s for s, _ in nodes}
@@ -162,7 +168,7 @@ def _input_lines(symbols: list[JointSymbols], used: set, angle_offsets: list[flo
     return lines
 
 
-def _free(assigns, exprs) -> set:
+def free_symbols(assigns, exprs) -> set:
     used = set()
     for _, e in assigns:
         used |= e.free_symbols
@@ -193,14 +199,13 @@ def numpy_function(
     The work is done by ``_<name>_block`` on blocks of CHUNK samples.
     """
     if columns is not None:
-        col_pos = {c: k for k, c in enumerate(columns)}
-        outputs = {(i, col_pos[c]): e for (i, c), e in regressor_entries(program).items() if c in col_pos}
+        outputs = regressor_outputs(program, columns)
         target = "y"
     else:
         outputs = {(i,): e for (tag, i), e in program.entries.items() if tag == torque_output}
         target = "tau"
     assigns = needed_assignments(program, outputs.values())
-    used = _free(assigns, outputs.values())
+    used = free_symbols(assigns, outputs.values())
     dof = program.dof
     width = len(columns) if columns is not None else 0
     block = f"_{name}_block"
@@ -305,7 +310,7 @@ def exact_function(program: OptimisedProgram, symbols: list[JointSymbols]) -> st
     skip = nonrational_columns(program)
     entries = {key: e for key, e in regressor_entries(program).items() if key[1] not in skip}
     assigns = needed_assignments(program, entries.values())
-    used = _free(assigns, entries.values())
+    used = free_symbols(assigns, entries.values())
     for js in symbols:
         for s in (js.s, js.c, js.q, js.qd, js.qdd, js.sign):
             if s is not None and s in used:
