@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from robid.cli.process_cmd import add_processing_arguments, processing_options, validation_policy
+from robid.errors import RobidInputError
 
 
 def register(sub) -> None:
@@ -37,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
     from robid import progress
     from robid.identification import IdentificationOptions, identify, write_result
 
+    out_dir = Path(args.out).parent
+    if not out_dir.is_dir():  # say so before minutes of processing, not after
+        raise RobidInputError(f"{args.out}: --out: the folder {out_dir} does not exist")
     progress.set_progress(progress.stderr_printer)
     terms = tuple(t.strip() for t in args.terms.split(",")) if args.terms else None
     robot = robid.load_robot(args.robot, terms=terms)
