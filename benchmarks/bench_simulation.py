@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from robid.excitation.fourier import FourierTrajectory
-from robid.simulation import IntegratorSettings, RigidBodyDynamics, SensorSettings, simulate
 from robid.model.loader import read_robot
+from robid.simulation import IntegratorSettings, RigidBodyDynamics, SensorSettings, simulate
 
 
 def trajectory(path=None):
@@ -36,7 +36,8 @@ def main() -> None:
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}, python {platform.python_version()}")
     print(f"trajectory: period {traj.period:g} s, {traj.harmonics} harmonics, rest-to-rest {traj.rest_to_rest}")
-    rows = ["| run | wall (s) | CPU (s) | nfev | njev | max abs tau diff to rtol 1e-10 (N m) |", "|---|---|---|---|---|---|"]
+    rows = ["| run | wall (s) | CPU (s) | nfev | njev | max abs tau diff to rtol 1e-10 (N m) |",
+            "|---|---|---|---|---|---|"]
     reference = None
     for label, integ in (("rtol 1e-10 (reference)", IntegratorSettings(rtol=1e-10, atol_position=1e-12,
                                                                         atol_velocity=1e-10)),

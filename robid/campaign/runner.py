@@ -76,7 +76,7 @@ class _State:
         return self.data.get(step) == fp and all(p.exists() for p in outputs)
 
     def record(self, step: str, fp: str) -> None:
-        from robid.signals.output import write_atomic
+        from robid.io.files import write_atomic
 
         self.data[step] = fp
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -212,7 +212,7 @@ def _export(traj: Path, e, out: Path) -> None:
 
 
 def _simulate(robot, traj: Path, settings: dict, out: Path, truth: Path) -> None:
-    from robid.signals.output import write_atomic
+    from robid.io.files import write_atomic
     from robid.simulation import SensorSettings, simulate
 
     kwargs = {}

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from robid.errors import RobidInputError
-from robid.fileio import read_yaml
+from robid.io.files import read_yaml
 
 _TOP = {"robid_campaign", "name", "robot", "terms", "trajectories", "export", "measurements", "processing",
         "identification", "report", "description"}

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     import robid
     from robid.identification import read_result
     from robid.identification.predict import predict_file
-    from robid.signals.output import write_atomic
+    from robid.io.files import write_atomic
 
     result = read_result(args.result)
     robot = robid.load_robot(args.robot, terms=result.terms or None)

@@ -78,8 +78,8 @@ def _check(args) -> None:
 
 def run(args) -> int:
     from robid import progress
+    from robid.io.files import write_json
     from robid.simulation import ControllerSettings, SensorSettings, simulate
-    from robid.simulation.sensors import write_json_atomic
 
     _check(args)
     if not args.json:
@@ -109,7 +109,7 @@ def run(args) -> int:
         )
     path = result.write_csv(args.out)
     if args.truth:
-        write_json_atomic(args.truth, result.truth_document())
+        write_json(args.truth, result.truth_document())
     st = result.stats
     summary = {
         "out": str(path),

@@ -18,7 +18,7 @@ from robid.excitation.cartesian import CartesianLimit
 from robid.excitation.constraints import JointLimitSet
 from robid.excitation.criteria import CRITERIA
 from robid.excitation.fourier import minimum_harmonics
-from robid.fileio import read_yaml
+from robid.io.files import read_yaml
 from robid.model.robot_model import RobotModel
 from robid.model.units import parse_quantity
 

@@ -21,7 +21,6 @@ Floats are written with Python's shortest repr, so reading a file gives back the
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from robid.errors import RobidInputError
 from robid.excitation.cartesian import CartesianLimit
 from robid.excitation.constraints import JointLimitSet
 from robid.excitation.fourier import FourierTrajectory
-from robid.fileio import read_json
+from robid.io.files import read_json, write_json
 
 FORMULA = "q_j(t) = center_j + sum_l a_jl/(l w) sin(l w t) - b_jl/(l w) cos(l w t), w = 2 pi / period"
 
@@ -87,11 +86,7 @@ def trajectory_to_dict(tf: TrajectoryFile) -> dict:
 
 
 def save_trajectory(path: str | Path, tf: TrajectoryFile) -> None:
-    path = Path(path)
-    text = json.dumps(trajectory_to_dict(tf), indent=1, allow_nan=False) + "\n"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_json(path, trajectory_to_dict(tf))
 
 
 def load_trajectory(path: str | Path) -> TrajectoryFile:

@@ -19,11 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.fileio import read_json
 from robid.identification.compensator import compensator_section
 from robid.identification.identify import IdentificationResult
+from robid.io.files import read_json, write_atomic
 from robid.signals import summary as signals_summary
-from robid.signals.output import write_atomic
 
 
 def _num(x):

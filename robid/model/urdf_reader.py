@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.io.files import read_text
 from robid.model.robot_model import (
     Friction,
     Joint,
@@ -32,10 +33,7 @@ _IDENTITY = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 def read_robot_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> RobotModel:
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise RobidInputError(f"{path}: cannot read ({exc.strerror})") from None
+    text = read_text(path)
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:

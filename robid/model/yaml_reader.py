@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from robid.errors import RobidInputError
+from robid.io.files import read_yaml
 from robid.model.robot_model import (
     Compensator,
     Controller,
@@ -35,19 +35,7 @@ _IDENTITY = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 def read_robot_yaml(path: str | Path, text: str | None = None) -> RobotModel:
     """Parse and validate a robot file; every error names the file and the field."""
-    path = Path(path)
-    if text is None:
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise RobidInputError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise RobidInputError(f"{path}:{line}: malformed YAML ({getattr(exc, 'problem', exc)})") from None
-    return robot_from_dict(data, str(path))
+    return robot_from_dict(read_yaml(path, text=text), str(path))
 
 
 def robot_from_dict(data: Any, where: str) -> RobotModel:

@@ -24,16 +24,9 @@ def build_report(data: ReportData, sections: Sequence[Section] | None = None) ->
 
 
 def _write(path: str | Path, text: str) -> Path:
-    import os
+    from robid.io.files import write_atomic
 
-    from robid.signals.output import write_atomic
-
-    write_atomic(path, text)
-    # the temporary file of write_atomic is private (0600); a report is meant to be shared: umask-based mode
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
-    return Path(path)
+    return write_atomic(path, text)
 
 
 def write_report(

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.fileio import read_json
+from robid.io.files import read_json
 from robid.robot import Robot
 
 #: RESULT.json base-parameter keys that are not reference columns

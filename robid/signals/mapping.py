@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from robid.errors import RobidInputError
-from robid.fileio import read_yaml
+from robid.io.files import read_yaml
 from robid.model.units import parse_quantity
 
 #: Signal groups a mapping may define, and the canonical channel prefix of each.

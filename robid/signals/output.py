@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robid.fileio import write_atomic  # noqa: F401  (re-exported: other stages import it from here)
+from robid.io.files import write_atomic
 from robid.signals.records import ProcessedSignals
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.fileio import read_json
+from robid.io.files import read_json
 from robid.model.robot_model import RobotModel
 from robid.signals.mapping import (
     GROUP_PREFIX,

@@ -23,7 +23,6 @@ position noise, motor position noise, torque noise), so a seed fixes the file bi
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.fileio import write_atomic, write_atomic_with
+from robid.io.files import write_atomic_with
 from robid.model.robot_model import RobotModel
 
 #: --noise LEVEL presets: (q_noise rad, tau_noise_relative fraction of each joint's RMS torque)
@@ -200,7 +199,7 @@ def measure(
 
 
 def write_measurement_csv(path: str | Path, columns: list[str], table: np.ndarray) -> Path:
-    """Write the canonical CSV atomically (robid.fileio). Values have 12 significant digits (``%.12g``): below
+    """Write the canonical CSV atomically (robid.io.files). Values have 12 significant digits (``%.12g``): below
     any encoder step and noise level."""
 
     def writer(fh):
@@ -208,8 +207,3 @@ def write_measurement_csv(path: str | Path, columns: list[str], table: np.ndarra
         np.savetxt(fh, table, delimiter=",", fmt="%.12g")
 
     return write_atomic_with(path, writer)
-
-
-def write_json_atomic(path: str | Path, document: dict) -> Path:
-    """json.dumps(document) to path, atomically (robid.fileio)."""
-    return write_atomic(path, json.dumps(document, indent=1, allow_nan=False) + "\n")

@@ -18,6 +18,7 @@ from robid.excitation.programs.csv_program import DEFAULT_RATE as CSV_RATE
 from robid.excitation.programs.csv_program import render_csv
 from robid.excitation.programs.parse_back import PARSERS, SUFFIXES, ProgramCheck, check_motion
 from robid.excitation.trajectory_file import TrajectoryFile
+from robid.io.files import write_atomic
 
 FORMATS = ("csv", "krl", "rapid", "urscript")
 
@@ -69,7 +70,7 @@ def export_program(tf: TrajectoryFile, fmt: str, out: str | Path, options: Progr
                 path = out if (suffix == SUFFIXES[fmt][0] and out.suffix) else out.with_suffix(suffix)
                 if fmt == "krl" and suffix == ".dat":
                     path = out.with_suffix(".dat")
-                path.write_text(texts[suffix])
+                write_atomic(path, texts[suffix])
                 paths.append(path)
             return ExportResult(tuple(paths), rate, check)
     assert last is not None

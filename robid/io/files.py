@@ -1,4 +1,5 @@
-"""File helpers shared by every stage: YAML reading with errors that name the file and line, atomic writes.
+"""File helpers shared by every stage: YAML/JSON/text reading with errors that name the file and line, atomic
+writes of text and JSON.
 
 Atomic: the text goes to a temporary file in the destination folder, which is then renamed over the
 destination (os.replace), so a reader never sees half a file and a crash leaves the old file intact. The file
@@ -7,6 +8,7 @@ gets the usual permissions (0666 minus the umask), not mkstemp's private 0600.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -18,14 +20,21 @@ import yaml
 from robid.errors import RobidInputError
 
 
-def read_yaml(path: str | Path, what: str = "") -> Any:
-    """Parsed YAML of ``path``; unreadable or malformed files raise RobidInputError naming file and line."""
-    path = Path(path)
+def read_text(path: str | Path, what: str = "") -> str:
+    """The text of ``path``; an unreadable file raises RobidInputError naming it (and ``what`` it was for)."""
     label = f" the {what}" if what else ""
     try:
-        text = path.read_text()
+        return Path(path).read_text()
     except OSError as exc:
         raise RobidInputError(f"{path}: cannot read{label} ({exc.strerror})") from None
+
+
+def read_yaml(path: str | Path, what: str = "", text: str | None = None) -> Any:
+    """Parsed YAML of ``path`` (or of ``text``, named after ``path``); unreadable or malformed files raise
+    RobidInputError naming file and line."""
+    path = Path(path)
+    if text is None:
+        text = read_text(path, what)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -61,16 +70,16 @@ def write_atomic(path: str | Path, text: str) -> Path:
     return write_atomic_with(path, lambda handle: handle.write(text))
 
 
-def read_json(path: str | Path, what: str = "") -> Any:
-    """Parsed JSON of ``path``; unreadable or malformed files raise RobidInputError naming file and line."""
-    import json
+def write_json(path: str | Path, document: Any, indent: int | None = 1) -> Path:
+    """``document`` as JSON text, atomically; NaN and infinity are refused (they are not JSON)."""
+    return write_atomic(path, json.dumps(document, indent=indent, allow_nan=False) + "\n")
 
-    path = Path(path)
-    label = f" the {what}" if what else ""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise RobidInputError(f"{path}: cannot read{label} ({exc.strerror})") from None
+
+def read_json(path: str | Path, what: str = "", text: str | None = None) -> Any:
+    """Parsed JSON of ``path`` (or of ``text``, named after ``path``); unreadable or malformed files raise
+    RobidInputError naming file and line."""
+    if text is None:
+        text = read_text(path, what)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
