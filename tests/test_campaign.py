@@ -28,11 +28,11 @@ def test_small_campaign_end_to_end_then_cached_then_only_estimation_reruns(tmp_p
     }
     for sub in ("trajectories", "measurements", "reports"):
         assert (tmp_path / "out" / sub / "small").is_dir()
-    result = first.summary
-    truth = {p["name"]: p for p in result["base_parameters"]}
-    off = [n for n, p in truth.items() if abs(p["value"] - p["truth"]) > 3 * p["std"]]
+    record = first.record
+    truth = record.references()["truth"]
+    off = [p.name for p, t in zip(record.base_parameters, truth, strict=True) if abs(p.value - t) > 3 * p.std]
     assert not off, f"outside 3 std of the virtual robot's truth: {off}"
-    assert max(m["nrmse_percent"] for v in result["validation"] for m in v["per_joint"]) < 3.0
+    assert max(m.nrmse_percent for v in record.validation_data for m in v.fit.per_joint) < 3.0
 
     again = run_campaign(read_campaign(path), tmp_path / "out", log=logs.append)
     assert again.recomputed == ()
@@ -42,6 +42,7 @@ def test_small_campaign_end_to_end_then_cached_then_only_estimation_reruns(tmp_p
     third = run_campaign(read_campaign(path), tmp_path / "out", log=logs.append)
     assert third.recomputed == ("identify",)
     assert json.loads((tmp_path / "out" / "reports" / "small" / "result.json").read_text())["method"] == "ols"
+    assert third.record.method == "ols"
 
 
 BAD = [
@@ -88,10 +89,9 @@ report: false
     path = tmp_path / "mixed.yaml"
     path.write_text(text)
     run = run_campaign(read_campaign(path), tmp_path / "out", log=lambda m: None)
-    data = run.summary
-    nrmse = [m["nrmse_percent"] for m in data["metrics"]["per_joint"]]
+    record = run.record
+    nrmse = record.metrics.nrmse_percent()
     print("UR10e real data, identification NRMSE per joint [%]:", [round(x, 2) for x in nrmse])
-    print("virtual UR10e validation NRMSE [%]:",
-          [round(m["nrmse_percent"], 2) for m in data["validation"][0]["per_joint"]])
-    assert len(data["base_parameters"]) == 58
+    print("virtual UR10e validation NRMSE [%]:", [round(x, 2) for x in record.validation_data[0].fit.nrmse_percent()])
+    assert len(record.base_parameters) == 58
     assert max(nrmse) < 15.0  # the authors' own model gives 5-18 % RRE on this run (anchors README A.1-1)

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 import robid
-from robid.estimation import estimate, validation_metrics
+from robid.estimation import estimate, torque_metrics
 from robid.estimation.compensator import (
     collinearity_report,
     fix_parameters,
@@ -27,7 +27,7 @@ from robid.estimation.compensator import (
     serial_inflation,
 )
 from robid.excitation.fourier import FourierTrajectory
-from robid.identification import IdentificationOptions, identify, write_result
+from robid.identification import IdentificationOptions, run_identification
 from robid.identification.compensator import (
     compensator_report,
     default_gas_bounds,
@@ -38,6 +38,7 @@ from robid.identification.compensator import (
     refine_gas,
     static_partners,
 )
+from robid.io.result_file import read_result, write_result
 from robid.signals import ProcessingOptions
 from robid.simulation import CompensatorTorques, SensorSettings, simulate
 
@@ -105,7 +106,7 @@ def test_spring_balancer_recovered_from_wrong_nominal_values(tx200_files, spring
     true_base = base.values(truth.parameters)
     nominal = base.values(robot.parameters)
     options = IdentificationOptions(processing=ProcessingOptions(period=8.0, cutoff_hz=5.0))
-    result = identify(robot, [spring_runs[0]], options, validation_files=[spring_runs[1]])
+    result = run_identification(robot, [spring_runs[0]], options, validation_files=[spring_runs[1]])
 
     ik, il = names.index("comp_k_J2"), names.index("comp_kl0_J2")
     k, kl0 = result.values[ik], result.values[il]
@@ -137,28 +138,27 @@ def test_spring_balancer_recovered_from_wrong_nominal_values(tx200_files, spring
     d = result.datasets[0]
     ideal = estimate(d.W[:, :, rest], d.tau - balancer(d), [names[i] for i in rest], method="wls")
     v = result.validation_sets[0]
-    ideal_val = validation_metrics(v.tau, v.W[:, :, rest] @ ideal.values + balancer(v), robot.joint_names)
-    ours = result.validation[0][1]
+    ideal_val = torque_metrics(v.tau, v.W[:, :, rest] @ ideal.values + balancer(v), robot.joint_names)
+    ours = result.record.validation_data[0].fit
     ratio = []
-    for a, b in zip(ours.to_dict()["per_joint"], ideal_val.to_dict()["per_joint"], strict=True):
-        ratio.append(a["nrmse_percent"] / b["nrmse_percent"])
-        print(f"validation NRMSE {a['joint']}: identified balancer {a['nrmse_percent']:.3f} %, "
-              f"ideal (exact balancer) {b['nrmse_percent']:.3f} %, ratio {ratio[-1]:.4f}")
+    for a, b in zip(ours.per_joint, ideal_val.per_joint, strict=True):
+        ratio.append(a.nrmse_percent / b.nrmse_percent)
+        print(f"validation NRMSE {a.joint}: identified balancer {a.nrmse_percent:.3f} %, "
+              f"ideal (exact balancer) {b.nrmse_percent:.3f} %, ratio {ratio[-1]:.4f}")
     assert max(ratio) < 1.5
 
     # RESULT.json carries the balancer report; `robid identify` prints it
-    data = write_result(tmp_path / "RESULT.json", result)
-    section = data["compensator"]
-    for entry in section["entries"]:
-        print(entry["summary"], "| pairwise:", ", ".join(
-            f"{p['name']} {p['correlation']:+.3f}" for p in entry["partners"]))
-    assert [e["name"] for e in section["entries"]] == ["comp_k_J2", "comp_kl0_J2"]
-    assert section["entries"][0]["static_correlation"] == pytest.approx(1.0, abs=1e-9)
+    write_result(tmp_path / "RESULT.json", result.record)
+    section = read_result(tmp_path / "RESULT.json").compensator
+    for entry in section.entries:
+        print(entry.summary, "| pairwise:", ", ".join(f"{p.name} {p.correlation:+.3f}" for p in entry.partners))
+    assert [e.name for e in section.entries] == ["comp_k_J2", "comp_kl0_J2"]
+    assert section.entries[0].static_correlation == pytest.approx(1.0, abs=1e-9)
     from robid.cli.identify_cmd import print_summary
 
     out = io.StringIO()
     with redirect_stdout(out):
-        print_summary(data, "RESULT.json")
+        print_summary(result.record, "RESULT.json")
     assert "balancer: " in out.getvalue() and "comp_kl0_J2" in out.getvalue()
 
 
@@ -233,7 +233,7 @@ def flag_run(tx200_files):
 def test_tx200_collinearity_flag_fires_and_names_the_gravity_terms(flag_run, tmp_path):
     robot = robid.load_robot("tx200_3axis")  # the built-in model: default terms, 27 base parameters
     options = IdentificationOptions(processing=ProcessingOptions(period=10.0, cutoff_hz=5.0))
-    result = identify(robot, [flag_run], options)
+    result = run_identification(robot, [flag_run], options)
     report = compensator_report(result)
     print()
     for e in report.entries:
@@ -302,7 +302,8 @@ def test_gas_cylinder_exponent_recovered_when_the_data_separate_it(tmp_path):
     sensors = SensorSettings(rate=250.0, q_noise=1e-4, tau_noise_relative=0.02)
     path = simulate(tmp_path / "true.yaml", traj, periods=3, sensors=sensors, seed=1).write_csv(tmp_path / "m.csv")
     robot = robid.load_robot(tmp_path / "nominal.yaml")
-    result = identify(robot, [path], IdentificationOptions(processing=ProcessingOptions(period=6.0, cutoff_hz=5.0)))
+    options = IdentificationOptions(processing=ProcessingOptions(period=6.0, cutoff_hz=5.0))
+    result = run_identification(robot, [path], options)
     refined = refine_gas(result, free=("n",))
     n = refined.parameter("n")
     names = list(result.estimate.names)

@@ -10,6 +10,7 @@ import yaml
 from robid.campaign import run_campaign
 from robid.campaign.schema import campaign_from_dict
 from robid.cli.demo_cmd import demo_campaign_path
+from robid.io.result_file import read_result
 
 
 def test_shortened_demo_meets_its_promises(tmp_path):
@@ -18,12 +19,15 @@ def test_shortened_demo_meets_its_promises(tmp_path):
     data["report"] = False
     spec = campaign_from_dict(data, tmp_path / "demo.yaml")
     run = run_campaign(spec, tmp_path, log=lambda m: None)
-    result = run.summary
-    assert result["robot"] == "kr-heavy" or result["robot"].startswith("kr")
+    record = run.record
+    assert record.robot == "kr-heavy" or record.robot.startswith("kr")
     assert (tmp_path / "trajectories" / "demo" / "ident.src").exists()  # the KRL program
-    validation = [m["nrmse_percent"] for m in result["validation"][0]["per_joint"]]
+    validation = record.validation_data[0].fit.nrmse_percent()
     print("validation NRMSE per joint [%]:", [round(x, 2) for x in validation])
     assert max(validation) < 3.0
-    z = {p["name"]: (p["value"] - p["truth"]) / p["std"] for p in result["base_parameters"]}
+    truth = record.references()["truth"]
+    z = {p.name: (p.value - t) / p.std for p, t in zip(record.base_parameters, truth, strict=True)}
     print("largest |estimate - truth| / std:", max(abs(v) for v in z.values()))
     assert all(abs(v) <= 3.0 for v in z.values()), {k: round(v, 1) for k, v in z.items() if abs(v) > 3}
+    # the record travels: RESULT.json read back equals the record the campaign returned
+    assert read_result(run.result_path) == record

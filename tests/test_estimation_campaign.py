@@ -15,7 +15,7 @@ from robid.estimation import ols
 from robid.excitation.design import design_from_spec
 from robid.excitation.spec import spec_from_dict
 from robid.excitation.trajectory_file import save_trajectory
-from robid.identification import IdentificationOptions, identify
+from robid.identification import IdentificationOptions, run_identification
 from robid.signals import ProcessingOptions
 from robid.simulation import SensorSettings, simulate
 from robid.simulation.truth import parameters_for
@@ -47,7 +47,7 @@ def test_six_axis_campaign_close_to_the_ideal_fit_and_within_3_std_of_truth(tmp_
             str(tmp_path / "valid.csv"): ProcessingOptions(period=t_va, min_speed=MIN_SPEED),
         },
     )
-    result = identify(robot, [tmp_path / "ident.csv"], options, validation_files=[tmp_path / "valid.csv"])
+    result = run_identification(robot, [tmp_path / "ident.csv"], options, validation_files=[tmp_path / "valid.csv"])
 
     # ideal: exact states, same noisy torques, same data selection
     qdd_true, _ = ident.accelerations()

@@ -12,7 +12,7 @@ from robid.estimation import (
     consistent_estimate,
     consistent_from_base,
     pseudo_inertia,
-    validation_metrics,
+    torque_metrics,
     wls,
 )
 from robid.model.robot_model import INERTIAL_PARAMETERS
@@ -192,8 +192,8 @@ def test_consistent_estimate_is_feasible_and_predicts_as_well(problem):
         assert np.linalg.eigvalsh(J)[0] >= -1e-6 * np.abs(J).max()
     assert np.all(res.values[[i for i, n in enumerate(names) if n[:2] in ("Ia", "fv", "fc")]] >= -1e-8)
     np.testing.assert_allclose(res.base_values, G @ res.values)
-    free = validation_metrics(tau, Wb @ unconstrained.values)
-    cons = validation_metrics(tau, Wb @ res.base_values)
+    free = torque_metrics(tau, Wb @ unconstrained.values)
+    cons = torque_metrics(tau, Wb @ res.base_values)
     for a, b in zip(cons.per_joint, free.per_joint, strict=True):
         assert a.nrmse_percent <= 1.10 * b.nrmse_percent
     print(

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 from test_estimation_synthetic import linear_problem, smooth_regressor
 
-from robid.estimation import Thresholds, classify, correlated_pairs, correlation_matrix, essential_parameters, wls
+from robid.estimation import (
+    ClassificationThresholds,
+    classify,
+    correlated_pairs,
+    correlation_matrix,
+    essential_parameters,
+    wls,
+)
 
 NAMES = [f"b{i}" for i in range(8)]
 
@@ -59,7 +66,7 @@ def test_classes_follow_the_stated_thresholds():
         assert rep.by_name(n).relative_std_percent < 10.0
     assert len(well) >= 5
     # thresholds are parameters: with a 1e-6 % threshold nothing is well identified
-    strict = classify(r, W, thresholds=Thresholds(poor_relative_std_percent=1e-6))
+    strict = classify(r, W, thresholds=ClassificationThresholds(poor_relative_std_percent=1e-6))
     assert "well-identified" not in strict.classes().values()
 
 

@@ -7,13 +7,13 @@ import pytest
 from test_estimation_synthetic import linear_problem, smooth_regressor
 
 from robid.errors import RobidInputError
-from robid.estimation import prediction_bands, validation_metrics, wls
+from robid.estimation import prediction_bands, torque_metrics, wls
 
 
 def test_metrics_by_hand():
     T = np.array([[1.0, 10.0], [-1.0, -10.0], [2.0, 0.0], [0.0, 5.0]])
     P = np.array([[1.5, 10.0], [-1.0, -9.0], [1.0, 0.0], [0.0, 5.0]])
-    m = validation_metrics(T, P, ["A1", "A2"])
+    m = torque_metrics(T, P, ["A1", "A2"])
     e1 = np.array([-0.5, 0.0, 1.0, 0.0])
     assert m.per_joint[0].joint == "A1"
     assert m.per_joint[0].rms == pytest.approx(np.sqrt(np.mean(e1**2)))
@@ -22,15 +22,15 @@ def test_metrics_by_hand():
     assert m.per_joint[1].rms == pytest.approx(0.5)
     assert m.per_joint[1].max_error == pytest.approx(1.0)
     assert m.relative_error_norm_percent == pytest.approx(100 * np.sqrt(1.25 + 1.0) / np.sqrt(6 + 225))
-    d = m.to_dict()
-    assert d["per_joint"][1] == {
-        "joint": "A2",
-        "rms": 0.5,
-        "nrmse_percent": pytest.approx(100 * 0.5 / np.sqrt(225 / 4)),
-        "max_error": 1.0,
-    }
+    assert m.per_joint[1].nrmse_percent == pytest.approx(100 * 0.5 / np.sqrt(225 / 4))
+    # rows the data selection left out count in no statistic: the second row of A2 holds its only error
+    used = np.array([[True, True], [True, False], [True, True], [True, True]])
+    u = torque_metrics(T, P, ["A1", "A2"], used)
+    assert u.per_joint[1].rms == 0.0 and u.per_joint[1].max_error == 0.0
+    assert u.per_joint[1].measured_rms == pytest.approx(np.sqrt((100 + 25) / 3))
+    assert u.per_joint[0].rms == m.per_joint[0].rms
     with pytest.raises(RobidInputError):
-        validation_metrics(T, P[:, :1])
+        torque_metrics(T, P[:, :1])
 
 
 def test_prediction_bands_cover_new_measurements():

@@ -9,18 +9,13 @@ import pytest
 
 import robid
 from robid.errors import RobidInputError
-from robid.report._compute import (
-    amplitude_spectrum,
-    band_coverage,
-    compensator_columns,
-    compensator_curve,
-    friction_curve,
-    limit_usage,
-    ungrouped,
-)
-from robid.report._data import normalise_references, read_truth_file
+from robid.estimation import band_coverage
+from robid.io.reference_file import normalise_references, read_truth_file
+from robid.model.terms import standalone_parameters
+from robid.report._compute import compensator_columns, compensator_curve, friction_curve, limit_usage
 from robid.report._figures import joint_groups
-from robid.report._html import num
+from robid.report.section import num
+from robid.signals.spectrum import amplitude_spectrum, merge_bins
 
 
 def test_limit_usage_closed_forms():
@@ -103,8 +98,22 @@ def test_compensator_curve_equals_inverse_dynamics_difference():
     assert np.max(np.abs(expected)) > 100.0  # the spring does work over this range
 
 
-def test_ungrouped_ignores_whitespace():
-    assert ungrouped(["a", "b"], [" a ", "b + 2*c"]) == {"a"}
+def test_merged_spectrum_bins_keep_every_peak():
+    freq = np.arange(10_001) * 0.01
+    spec = np.full((freq.size, 2), 1e-3)
+    spec[4321, 0], spec[77, 1] = 5.0, 2.0
+    f, merged = merge_bins(freq, spec, 1000)
+    assert f.size <= 1000 and merged.shape == (f.size, 2)
+    assert merged[:, 0].max() == 5.0 and merged[:, 1].max() == 2.0
+    k = int(np.argmax(merged[:, 0]))
+    assert f[k] <= freq[4321] < f[k + 1]  # the peak stays in the bin group that holds its frequency
+
+
+def test_standalone_parameters_ignore_whitespace_and_grouped_ones():
+    names = ["fv_J1", "fc_J1", "f0_J1", "comp_k_J1", "comp_k_J11"]
+    expressions = [" fv_J1 ", "fc_J1 + 2*fc_J2", "f0_J1", "comp_k_J1", "comp_k_J11"]
+    assert standalone_parameters(names, expressions, "J1", "friction") == [0, 2]
+    assert standalone_parameters(names, expressions, "J1", "balancer") == [3]
 
 
 def test_references_bad_input_names_the_field(tmp_path):

@@ -23,8 +23,9 @@ from robid.cli import main
 from robid.excitation.constraints import JointLimitSet
 from robid.excitation.fourier import FourierTrajectory
 from robid.excitation.trajectory_file import TrajectoryFile, save_trajectory
-from robid.identification import identify, write_result
-from robid.report import build_report, from_result, write_report
+from robid.identification import run_identification
+from robid.io.result_file import read_result, write_result
+from robid.report import build_report, report_data, write_report
 from robid.report.sections import default_sections
 from robid.simulation.truth import true_parameters
 
@@ -86,11 +87,11 @@ def case(tmp_path_factory):
     save_trajectory(folder / "traj.json", traj_id)
     _measurement(robot, traj_id, folder / "id.csv", 11)
     _measurement(robot, traj_val, folder / "val.csv", 12)
-    result = identify(robot, [folder / "id.csv"], validation_files=[folder / "val.csv"])
-    write_result(folder / "result.json", result)
+    result = run_identification(robot, [folder / "id.csv"], validation_files=[folder / "val.csv"])
+    write_result(folder / "result.json", result.record)
     truth = {"kind": "simulation-truth", "parameters": true_parameters(robot.model)}  # as robid simulate --truth
     (folder / "truth.json").write_text(json.dumps(truth))
-    return {"folder": folder, "robot": robot, "result": result}
+    return {"folder": folder, "robot": robot, "result": result, "record": result.record}
 
 
 class _Page(HTMLParser):
@@ -155,7 +156,7 @@ def _assert_self_contained(text: str) -> _Page:
 
 def test_report_is_one_self_contained_file_with_every_section(case):
     out = case["folder"] / "report.html"
-    write_report(out, case["result"], trajectory=case["folder"] / "traj.json", title="test report")
+    write_report(out, case["record"], case["robot"], trajectory=case["folder"] / "traj.json", title="test report")
     text = out.read_text()
     page = _assert_self_contained(text)
     assert page.h2 == [s.title for s in default_sections()]
@@ -174,14 +175,23 @@ def test_reference_values_further_than_three_std_are_flagged(case):
     std = np.sqrt(np.diag(result.estimate.covariance))
     reference = result.values.copy()
     reference[4] += 10.0 * std[4]
-    text = build_report(from_result(result, reference={"truth": reference}))
+    text = build_report(report_data(case["record"], case["robot"], reference={"truth": reference}))
     page = _parse(text)
     flagged = [a for t, a in page.tags if t == "tr" and a.get("class") == "flag"]
     assert len(flagged) == 1
     assert "1 parameter(s) further than 3 std from" in text
 
 
-def test_cli_report_from_result_json_reprocesses_the_measurements(case, monkeypatch, capsys):
+def _without_subtitle(text: str) -> str:
+    """The page without the header's subtitle line (it names where the result came from)."""
+    head, rest = text.split('<header class="page">', 1)
+    _, tail = rest.split("</header>", 1)
+    return head + tail
+
+
+def test_cli_report_from_result_json_is_the_in_process_report(case, monkeypatch, capsys):
+    """The report renders the record; whether it comes from memory or from RESULT.json, the page is the same
+    (figures included, byte for byte) and no measurement is read again."""
     folder = case["folder"]
     monkeypatch.chdir(folder)
     rc = main(["report", "result.json", "--trajectory", "traj.json", "--truth", "truth.json", "--out", "cli.html"])
@@ -191,15 +201,18 @@ def test_cli_report_from_result_json_reprocesses_the_measurements(case, monkeypa
     page = _assert_self_contained(text)
     assert page.h2 == [s.title for s in default_sections()]
     assert page.param_names == list(case["robot"].base_parameters().names)
-    # the re-processed files reproduce the stored metrics exactly (same processing options)
-    assert "differs from the one stored" not in text
     assert "<th>truth</th>" in text
+    in_process = build_report(
+        report_data(case["record"], case["robot"], trajectory="traj.json", truth="truth.json")
+    )
+    assert _without_subtitle(text) == _without_subtitle(in_process)
     umask = os.umask(0)
     os.umask(umask)
     assert os.stat(folder / "cli.html").st_mode & 0o777 == 0o666 & ~umask  # shareable, not the temp file's 0600
 
 
-def test_cli_report_without_the_measurements_still_reports(case, tmp_path, monkeypatch):
+def test_cli_report_needs_no_measurement_file(case, tmp_path, monkeypatch):
+    """RESULT.json alone makes the whole report: moved or deleted measurements take nothing away."""
     data = json.loads((case["folder"] / "result.json").read_text())
     for entry in data["data"] + data["validation_data"]:
         entry["file"] = "moved_" + Path(entry["file"]).name
@@ -209,7 +222,35 @@ def test_cli_report_without_the_measurements_still_reports(case, tmp_path, monke
     text = (tmp_path / "alone.html").read_text()
     page = _assert_self_contained(text)
     assert page.h2 == [s.title for s in default_sections()]
-    assert "not found" in text and "plots of that run are omitted" in text
+    assert "identification: moved_id.csv" in text and "validation: moved_val.csv" in text
+    # the torque figures of both runs and their residual spectra are there
+    assert text.count("predicted and measured torque, joints") == 2 and text.count("residual spectrum") >= 2
+
+
+def test_result_json_round_trip_and_schema_versions(case, tmp_path, capsys):
+    record = case["record"]
+    assert read_result(case["folder"] / "result.json") == record
+    data = json.loads(record.to_json())
+    assert data["schema"] == "1.0" and data["robid"] == 1
+    data["schema"] = "1.7"  # a later minor version adds keys: still read, new keys ignored
+    data["added_in_1_7"] = {"anything": [1, 2]}
+    (tmp_path / "minor.json").write_text(json.dumps(data))
+    assert read_result(tmp_path / "minor.json").base_parameters == record.base_parameters
+    data["schema"] = "2.0"
+    (tmp_path / "major.json").write_text(json.dumps(data))
+    assert main(["report", str(tmp_path / "major.json"), "--robot", ROBOT, "--out", str(tmp_path / "x.html")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "major.json" in err[0] and "schema '2.0'" in err[0] and "Traceback" not in err[0]
+    del data["schema"]
+    (tmp_path / "old.json").write_text(json.dumps(data))
+    assert main(["predict", ROBOT, str(tmp_path / "old.json"), "x.csv", "--out", str(tmp_path / "p.csv")]) == 2
+    assert "no schema version" in capsys.readouterr().err
+    data["schema"] = "1.0"
+    data["base_parameters"][3]["value"] = "heavy"
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    assert main(["report", str(tmp_path / "bad.json"), "--out", str(tmp_path / "x.html")]) == 2
+    assert "bad.json: base_parameters[3].value: expected a number" in capsys.readouterr().err
+    assert not (tmp_path / "x.html").exists()
 
 
 def test_cli_report_bad_input_names_the_file(case, tmp_path, monkeypatch, capsys):

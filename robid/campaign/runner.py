@@ -13,11 +13,12 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from robid.campaign.schema import CampaignSpec
 from robid.errors import RobidInputError
+from robid.record import IdentificationRecord
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class CampaignRun:
     steps: tuple[StepOutcome, ...]
     result_path: Path
     report_path: Path | None
-    summary: dict = field(default_factory=dict)
+    record: IdentificationRecord
 
     @property
     def recomputed(self) -> tuple[str, ...]:
@@ -67,7 +68,7 @@ def _fingerprint(*parts) -> str:
 class _State:
     def __init__(self, root: Path, name: str):
         self.path = root / ".robid-campaign" / f"{name}.json"
-        try:
+        try:  # a missing or damaged state file only means that every step runs again
             self.data = json.loads(self.path.read_text())
         except (OSError, json.JSONDecodeError):
             self.data = {}
@@ -76,108 +77,136 @@ class _State:
         return self.data.get(step) == fp and all(p.exists() for p in outputs)
 
     def record(self, step: str, fp: str) -> None:
-        from robid.io.files import write_atomic
+        from robid.io.files import write_json
 
         self.data[step] = fp
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.path, json.dumps(self.data, indent=1, sort_keys=True))
+        write_json(self.path, dict(sorted(self.data.items())))
 
 
 def run_campaign(
     spec: CampaignSpec, root: str | Path = ".", *, force: bool = False, log: Callable[[str], None] = print
 ) -> CampaignRun:
-    import robid
-    from robid.model.loader import builtin_robot_names, builtin_robot_path
+    """Run every step of ``spec`` under ``root`` (module docstring); steps whose fingerprint and outputs are
+    unchanged are skipped (``force``: run them all)."""
+    c = _Campaign(spec, Path(root), force, log)
+    traj_paths = c.designs()
+    c.exports(traj_paths)
+    meas_paths, truths = c.measurements(traj_paths)
+    result_path, record = c.identification(traj_paths, meas_paths, truths)
+    report_path = c.report(traj_paths, result_path, record)
+    if all(s.status == "up to date" for s in c.outcomes):
+        log(f"campaign {spec.name}: nothing to recompute, all {len(c.outcomes)} steps up to date")
+    if record is None:
+        from robid.io.result_file import read_result
 
-    root = Path(root)
-    dirs = {k: root / k / spec.name for k in ("trajectories", "measurements", "reports")}
-    for d in dirs.values():
-        d.mkdir(parents=True, exist_ok=True)
-    state = _State(root, spec.name)
-    robot = robid.load_robot(spec.robot, terms=spec.terms)
-    robot_path = builtin_robot_path(spec.robot) if spec.robot in builtin_robot_names() else Path(spec.robot)
-    code_fp = code_fingerprint()
-    robot_fp = _fingerprint(_file_hash(robot_path), robot.terms, robid.__version__, code_fp)
-    outcomes: list[StepOutcome] = []
+        record = read_result(result_path)
+    return CampaignRun(spec, c.root, tuple(c.outcomes), result_path, report_path, record)
 
-    def step(name: str, fp: str, outputs: list[Path], action: Callable[[], None]) -> None:
-        if not force and state.fresh(name, fp, outputs):
-            outcomes.append(StepOutcome(name, "up to date", tuple(map(str, outputs)), 0.0))
-            log(f"[{name}] up to date")
-            return
-        log(f"[{name}] running ...")
+
+class _Campaign:
+    """The steps of one campaign run, each cached by its fingerprint (module docstring)."""
+
+    def __init__(self, spec: CampaignSpec, root: Path, force: bool, log: Callable[[str], None]):
+        import robid
+        from robid.model.loader import builtin_robot_names, builtin_robot_path
+
+        self.spec, self.root, self.force, self.log = spec, root, force, log
+        self.dirs = {k: root / k / spec.name for k in ("trajectories", "measurements", "reports")}
+        for d in self.dirs.values():
+            d.mkdir(parents=True, exist_ok=True)
+        self.state = _State(root, spec.name)
+        self.robot = robid.load_robot(spec.robot, terms=spec.terms)
+        robot_path = builtin_robot_path(spec.robot) if spec.robot in builtin_robot_names() else Path(spec.robot)
+        self.code_fp = code_fingerprint()
+        self.robot_fp = _fingerprint(_file_hash(robot_path), self.robot.terms, robid.__version__, self.code_fp)
+        self.outcomes: list[StepOutcome] = []
+
+    def step(self, name: str, fp: str, outputs: list[Path], action: Callable[[], object]):
+        """Run ``action`` unless the step is up to date; its return value (None when skipped)."""
+        if not self.force and self.state.fresh(name, fp, outputs):
+            self.outcomes.append(StepOutcome(name, "up to date", tuple(map(str, outputs)), 0.0))
+            self.log(f"[{name}] up to date")
+            return None
+        self.log(f"[{name}] running ...")
         t0 = time.perf_counter()
         try:
-            action()
+            value = action()
         except RobidInputError as exc:
-            raise RobidInputError(f"campaign {spec.name}, step {name}: {exc}") from None
+            raise RobidInputError(f"campaign {self.spec.name}, step {name}: {exc}") from None
         seconds = time.perf_counter() - t0
-        state.record(name, fp)
-        outcomes.append(StepOutcome(name, "ran", tuple(map(str, outputs)), seconds))
-        log(f"[{name}] done in {seconds:.1f} s -> {', '.join(map(str, outputs))}")
+        self.state.record(name, fp)
+        self.outcomes.append(StepOutcome(name, "ran", tuple(map(str, outputs)), seconds))
+        self.log(f"[{name}] done in {seconds:.1f} s -> {', '.join(map(str, outputs))}")
+        return value
 
-    # 1. excitation designs
-    traj_paths: dict[str, Path] = {}
-    for t in spec.trajectories:
-        if t.file is not None:
-            traj_paths[t.name] = t.file
-            continue
-        out = dirs["trajectories"] / f"{t.name}.json"
-        traj_paths[t.name] = out
-        step(f"design {t.name}", _fingerprint("design", robot_fp, t.spec), [out], lambda t=t, out=out: _design(
-            robot, spec, t, out))
+    def designs(self) -> dict[str, Path]:
+        """1. excitation designs (or the given trajectory files)."""
+        paths: dict[str, Path] = {}
+        for t in self.spec.trajectories:
+            if t.file is not None:
+                paths[t.name] = t.file
+                continue
+            out = paths[t.name] = self.dirs["trajectories"] / f"{t.name}.json"
+            fp = _fingerprint("design", self.robot_fp, t.spec)
+            self.step(f"design {t.name}", fp, [out], lambda t=t, out=out: _design(self.robot, self.spec, t, out))
+        return paths
 
-    # 2. controller programs
-    for e in spec.exports:
-        ext = {"csv": "csv", "krl": "src", "rapid": "mod", "urscript": "script"}[e.format]
-        out = dirs["trajectories"] / f"{e.trajectory}.{ext}"
-        fp = _fingerprint("export", code_fp, _file_hash_later(traj_paths[e.trajectory]), e.format, e.periods, e.rate)
-        step(f"export {e.trajectory} {e.format}", fp, [out], lambda e=e, out=out: _export(traj_paths[e.trajectory],
-                                                                                            e, out))
+    def exports(self, traj_paths: dict[str, Path]) -> None:
+        """2. controller programs."""
+        for e in self.spec.exports:
+            ext = {"csv": "csv", "krl": "src", "rapid": "mod", "urscript": "script"}[e.format]
+            out = self.dirs["trajectories"] / f"{e.trajectory}.{ext}"
+            traj = traj_paths[e.trajectory]
+            fp = _fingerprint("export", self.code_fp, _file_hash_later(traj), e.format, e.periods, e.rate)
+            self.step(f"export {e.trajectory} {e.format}", fp, [out], lambda e=e, t=traj, o=out: _export(t, e, o))
 
-    # 3. measurements
-    meas_paths: dict[str, Path] = {}
-    truths: dict[str, Path] = {}
-    for m in spec.measurements:
-        if m.file is not None:
-            meas_paths[m.name] = m.file
-            continue
-        out = dirs["measurements"] / f"{m.name}.csv"
-        truth = dirs["measurements"] / f"{m.name}.truth.json"
-        meas_paths[m.name], truths[m.name] = out, truth
-        fp = _fingerprint("simulate", robot_fp, _file_hash_later(traj_paths[m.trajectory]), m.simulate)
-        step(f"simulate {m.name}", fp, [out, truth], lambda m=m, out=out, truth=truth: _simulate(
-            robot, traj_paths[m.trajectory], m.simulate, out, truth))
+    def measurements(self, traj_paths: dict[str, Path]) -> tuple[dict[str, Path], dict[str, Path]]:
+        """3. measurements: the given files, or runs of the virtual robot with their truth files."""
+        paths: dict[str, Path] = {}
+        truths: dict[str, Path] = {}
+        for m in self.spec.measurements:
+            if m.file is not None:
+                paths[m.name] = m.file
+                continue
+            out = paths[m.name] = self.dirs["measurements"] / f"{m.name}.csv"
+            truth = truths[m.name] = self.dirs["measurements"] / f"{m.name}.truth.json"
+            traj = traj_paths[m.trajectory]
+            fp = _fingerprint("simulate", self.robot_fp, _file_hash_later(traj), m.simulate)
+            self.step(f"simulate {m.name}", fp, [out, truth], lambda m=m, t=traj, o=out, tr=truth: _simulate(
+                self.robot, t, m.simulate, o, tr))
+        return paths, truths
 
-    # 4. identification and validation
-    result_path = dirs["reports"] / "result.json"
-    used = list(spec.identify) + list(spec.validate)
-    fp = _fingerprint(
-        "identify",
-        robot_fp,
-        spec.method,
-        spec.processing,
-        [(n, _file_hash_later(meas_paths[n])) for n in used],
-        [(n, _file_hash_later(traj_paths[_traj_of(spec, n)]) if _traj_of(spec, n) else None) for n in used],
-        [str(_mapping_of(spec, n)) for n in used],
-    )
-    holder: dict = {}
-    step("identify", fp, [result_path], lambda: holder.update(
-        result=_identify(robot, spec, meas_paths, traj_paths, truths, result_path)))
+    def identification(self, traj_paths, meas_paths, truths) -> tuple[Path, IdentificationRecord | None]:
+        """4. identification and validation: RESULT.json (the record, with the truth when simulated)."""
+        spec = self.spec
+        result_path = self.dirs["reports"] / "result.json"
+        used = list(spec.identify) + list(spec.validate)
+        trajectories = [_traj_of(spec, n) for n in used]
+        fp = _fingerprint(
+            "identify",
+            self.robot_fp,
+            spec.method,
+            spec.processing,
+            [(n, _file_hash_later(meas_paths[n])) for n in used],
+            [(n, _file_hash_later(traj_paths[t]) if t else None) for n, t in zip(used, trajectories, strict=True)],
+            [str(_mapping_of(spec, n)) for n in used],
+        )
+        record = self.step("identify", fp, [result_path], lambda: _identify(
+            self.robot, spec, meas_paths, traj_paths, truths, result_path))
+        return result_path, record
 
-    # 5. report
-    report_path = None
-    if spec.report is not None:
-        report_path = dirs["reports"] / "report.html"
-        first_traj = _traj_of(spec, spec.identify[0])
-        fp = _fingerprint("report", code_fp, _file_hash(result_path), spec.report,
-                          _file_hash_later(traj_paths[first_traj]) if first_traj else None)
-        step("report", fp, [report_path], lambda: _report(
-            robot, spec, holder.get("result"), result_path, report_path, traj_paths.get(first_traj), truths))
-    summary = json.loads(result_path.read_text())
-    if all(s.status == "up to date" for s in outcomes):
-        log(f"campaign {spec.name}: nothing to recompute, all {len(outcomes)} steps up to date")
-    return CampaignRun(spec, root, tuple(outcomes), result_path, report_path, summary)
+    def report(self, traj_paths, result_path: Path, record: IdentificationRecord | None) -> Path | None:
+        """5. the HTML report of RESULT.json."""
+        if self.spec.report is None:
+            return None
+        out = self.dirs["reports"] / "report.html"
+        first_traj = _traj_of(self.spec, self.spec.identify[0])
+        traj = traj_paths.get(first_traj)
+        fp = _fingerprint("report", self.code_fp, _file_hash(result_path), self.spec.report,
+                          _file_hash_later(traj) if traj else None)
+        self.step("report", fp, [out], lambda: _report(self.robot, self.spec, record, result_path, out, traj))
+        return out
 
 
 def _file_hash_later(path: Path) -> str:
@@ -212,7 +241,7 @@ def _export(traj: Path, e, out: Path) -> None:
 
 
 def _simulate(robot, traj: Path, settings: dict, out: Path, truth: Path) -> None:
-    from robid.io.files import write_atomic
+    from robid.io.files import write_json
     from robid.simulation import SensorSettings, simulate
 
     kwargs = {}
@@ -228,7 +257,7 @@ def _simulate(robot, traj: Path, settings: dict, out: Path, truth: Path) -> None
     res = simulate(robot.model, traj, periods=settings.get("periods", 2), sensors=sensors,
                    seed=int(settings.get("seed", 0)))
     res.write_csv(out)
-    write_atomic(truth, json.dumps({"label": "truth (virtual robot)", "parameters": res.truth}, indent=1))
+    write_json(truth, {"label": "truth (virtual robot)", "parameters": res.truth})
 
 
 def _processing_for(spec: CampaignSpec, traj_paths, name: str):
@@ -248,19 +277,18 @@ def truth_base_values(robot, truth_files: list[Path]):
     """Base values of the virtual robot's true parameters (None unless every file agrees)."""
     import numpy as np
 
+    from robid.io.files import read_json
     from robid.simulation.truth import parameters_for
 
-    vectors = []
-    for f in truth_files:
-        truth = json.loads(Path(f).read_text())["parameters"]
-        vectors.append(parameters_for(robot.parameter_names, truth))
+    vectors = [parameters_for(robot.parameter_names, read_json(f)["parameters"]) for f in truth_files]
     if not vectors or any(not np.allclose(v, vectors[0]) for v in vectors):
         return None
     return robot.base_parameters().values(vectors[0])
 
 
-def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Path):
-    from robid.identification import IdentificationOptions, identify, write_result
+def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Path) -> IdentificationRecord:
+    from robid.identification import IdentificationOptions, identify
+    from robid.io.result_file import write_result
 
     names = (*spec.identify, *spec.validate)
     options = IdentificationOptions(
@@ -268,29 +296,20 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
         file_processing={str(meas_paths[n]): _processing_for(spec, traj_paths, n) for n in names},
         file_mapping={str(meas_paths[n]): _mapping_of(spec, n) for n in names if _mapping_of(spec, n)},
     )
-    result = identify(robot, [meas_paths[n] for n in spec.identify], options,
+    record = identify(robot, [meas_paths[n] for n in spec.identify], options,
                       validation_files=[meas_paths[n] for n in spec.validate])
-    reference = None
     truth_files = [truths[n] for n in spec.identify if n in truths]
     if truth_files and len(truth_files) == len(spec.identify):
         values = truth_base_values(robot, truth_files)
         if values is not None:
-            reference = {"label": "truth", "base_values": values}
-    write_result(out, result, reference)
-    return result
+            record = record.with_references("truth", values)
+    write_result(out, record)
+    return record
 
 
-def _report(robot, spec: CampaignSpec, result, result_path: Path, out: Path, traj: Path | None, truths) -> None:
-    from robid.report import write_report, write_report_from_file
+def _report(robot, spec: CampaignSpec, record, result_path: Path, out: Path, traj: Path | None) -> None:
+    from robid.io.result_file import read_result
+    from robid.report import write_report
 
     title = spec.report.get("title", f"robid campaign {spec.name}")
-    truth_files = [truths[n] for n in spec.identify if n in truths]
-    reference = None
-    if truth_files and len(truth_files) == len(spec.identify):
-        values = truth_base_values(robot, truth_files)
-        if values is not None:
-            reference = {"truth": values}
-    if result is not None:
-        write_report(out, result, trajectory=traj, reference=reference, title=title)
-    else:
-        write_report_from_file(out, result_path, robot=robot, trajectory=traj, reference=reference, title=title)
+    write_report(out, record if record is not None else read_result(result_path), robot, trajectory=traj, title=title)

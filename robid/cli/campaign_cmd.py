@@ -37,15 +37,14 @@ def execute(spec, out, force: bool) -> int:
         sys.stderr.write(f"robid: {message}\n")
         sys.stderr.flush()
 
+    from robid.cli.identify_cmd import nrmse_line
+
     run = run_campaign(spec, out, force=force, log=log)
-    data = run.summary
     w = sys.stdout.write
     w(f"campaign {spec.name}: {len(run.recomputed)} of {len(run.steps)} steps recomputed\n")
-    w("identification NRMSE [%]: "
-      + ", ".join(f"{m['joint']} {m['nrmse_percent']:.2f}" for m in data["metrics"]["per_joint"]) + "\n")
-    for v in data["validation"]:
-        w("validation NRMSE [%]: " + ", ".join(f"{m['joint']} {m['nrmse_percent']:.2f}" for m in v["per_joint"])
-          + "\n")
+    w(f"identification NRMSE [%]: {nrmse_line(run.record.metrics)}\n")
+    for v in run.record.validation_data:
+        w(f"validation NRMSE [%]: {nrmse_line(v.fit)}\n")
     w(f"result: {run.result_path}\n")
     if run.report_path is not None:
         w(f"report: {run.report_path}\n")

@@ -37,7 +37,8 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     import robid
     from robid import progress
-    from robid.identification import IdentificationOptions, identify, write_result
+    from robid.identification import IdentificationOptions, identify
+    from robid.io.result_file import write_result
 
     out_dir = Path(args.out).parent
     if not out_dir.is_dir():  # say so before minutes of processing, not after
@@ -52,34 +53,37 @@ def run(args: argparse.Namespace) -> int:
         policy=validation_policy(args),
         regularization=args.regularization,
     )
-    result = identify(robot, args.measurements, options, validation_files=args.validate)
-    data = write_result(args.out, result)
-    print_summary(data, args.out)
+    record = identify(robot, args.measurements, options, validation_files=args.validate)
+    write_result(args.out, record)
+    print_summary(record, args.out)
     return 0
 
 
-def print_summary(data: dict, out) -> None:
-    w = sys.stdout.write
-    params = data["base_parameters"]
-    classes = {}
-    for p in params:
-        classes[p["class"]] = classes.get(p["class"], 0) + 1
-    w(f"{out}: {len(params)} base parameters by {data['method']} ("
-      + ", ".join(f"{n} {c}" for c, n in sorted(classes.items())) + ")\n")
-    w("identification NRMSE per joint [%]: "
-      + ", ".join(f"{m['joint']} {m['nrmse_percent']:.2f}" for m in data["metrics"]["per_joint"]) + "\n")
-    for v in data["validation"]:
-        w(f"validation {v['file']} NRMSE [%]: "
-          + ", ".join(f"{m['joint']} {m['nrmse_percent']:.2f}" for m in v["per_joint"]) + "\n")
-    for pair in data["correlated_pairs"][:10]:
-        w(f"strongly correlated: {pair['first']} ~ {pair['second']} (corr {pair['correlation']:+.3f})\n")
-    from robid.identification.compensator import summary_lines
+def nrmse_line(fit) -> str:
+    """'A1 0.53, A2 0.61, ...': NRMSE [%] per joint of a robid.record.TorqueFit."""
+    return ", ".join(f"{m.joint} {m.nrmse_percent:.2f}" for m in fit.per_joint if m.nrmse_percent is not None)
 
-    for line in summary_lines(data.get("compensator")):
-        w(line + "\n")
-    ph = data.get("physical_consistency")
-    if ph is not None and ph["consistent"] is False:
+
+def print_summary(record, out) -> None:
+    """What ``robid identify`` prints: parameter classes, NRMSE per joint, correlated pairs, balancer lines,
+    the physical-consistency verdict and the notes (robid.record.IdentificationRecord)."""
+    w = sys.stdout.write
+    classes: dict[str, int] = {}
+    for p in record.base_parameters:
+        classes[p.identifiability] = classes.get(p.identifiability, 0) + 1
+    w(f"{out}: {len(record.base_parameters)} base parameters by {record.method} ("
+      + ", ".join(f"{n} {c}" for c, n in sorted(classes.items())) + ")\n")
+    w(f"identification NRMSE per joint [%]: {nrmse_line(record.metrics)}\n")
+    for run in record.validation_data:
+        w(f"validation {run.file} NRMSE [%]: {nrmse_line(run.fit)}\n")
+    for pair in record.correlated_pairs[:10]:
+        w(f"strongly correlated: {pair.first} ~ {pair.second} (corr {pair.correlation:+.3f})\n")
+    for entry in record.compensator.entries if record.compensator else ():
+        w(f"balancer: {entry.summary}\n")
+    ph = record.physical_consistency
+    if ph is not None and ph.consistent is False:
+        moved = ", ".join(m.name for m in ph.moved[:5])
         w("physical consistency: the unconstrained estimate has no physically consistent standard set"
-          + (" (moved: " + ", ".join(m["name"] for m in ph["moved"][:5]) + ")" if ph["moved"] else "") + "\n")
-    for note in data["notes"]:
+          + (f" (moved: {moved})" if moved else "") + "\n")
+    for note in record.notes:
         w(f"note: {note}\n")

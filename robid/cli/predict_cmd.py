@@ -26,13 +26,14 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     import robid
-    from robid.identification import read_result
-    from robid.identification.predict import predict_file
+    from robid.identification.predict import check_result_matches, predict_file
     from robid.io.files import write_atomic
+    from robid.io.result_file import read_result
 
-    result = read_result(args.result)
-    robot = robid.load_robot(args.robot, terms=result.terms or None)
-    pred = predict_file(robot, result, args.measurement, mapping=args.mapping, cutoff_hz=args.cutoff)
+    record = read_result(args.result)
+    robot = robid.load_robot(args.robot, terms=record.terms or None)
+    check_result_matches(robot, record, args.result)
+    pred = predict_file(robot, record, args.measurement, mapping=args.mapping, cutoff_hz=args.cutoff)
     header = ",".join(["t"] + [f"tau{j + 1}" for j in range(robot.dof)])
     rows = np.column_stack([pred.t, pred.tau])
     lines = [header] + [",".join("nan" if not np.isfinite(x) else repr(float(x)) for x in row) for row in rows]

@@ -16,9 +16,9 @@ def register(sub) -> None:
         help="self-contained HTML report of an identification result",
         description="Write one self-contained HTML file (inline figures and CSS, no scripts, no network) with "
         "verdicts, the robot model, the excitation, data quality, the parameter table, predicted versus measured "
-        "torque with prediction bands, and friction/compensator curves (docs/report.md). The measurements listed "
-        "in RESULT.json are processed again with the processing options stored there; the parameter values are "
-        "those of RESULT.json.",
+        "torque with prediction bands, and friction/compensator curves (docs/report.md), all from what RESULT.json "
+        "holds: no measurement is read again. Validation files given with --validate are processed with the options "
+        "stored in RESULT.json and predicted with its values.",
     )
     p.add_argument("result", metavar="RESULT.json", help="written by robid identify")
     p.add_argument("--out", required=True, metavar="REPORT.html")
@@ -26,7 +26,7 @@ def register(sub) -> None:
         "--validate",
         nargs="+",
         metavar="MEAS",
-        help="validation runs to show (default: those listed in RESULT.json)",
+        help="validation runs to show instead of those stored in RESULT.json",
     )
     p.add_argument(
         "--robot",
@@ -39,7 +39,7 @@ def register(sub) -> None:
         metavar="TRUTH.json",
         help="reference values for the parameter table, e.g. from robid simulate --truth",
     )
-    p.add_argument("--mapping", metavar="MAP.yaml", help="layout of the measurements (default: the stored one)")
+    p.add_argument("--mapping", metavar="MAP.yaml", help="layout of the --validate files (default: the stored one)")
     p.add_argument("--title", help="page title")
     p.add_argument(
         "--good-nrmse",
@@ -55,7 +55,7 @@ def register(sub) -> None:
         metavar="PERCENT",
         help="NRMSE below which a fit is acceptable (default 10)",
     )
-    v = p.add_argument_group("reading the measurements again")
+    v = p.add_argument_group("reading the --validate files")
     v.add_argument("--drop-bad-rows", action="store_true", help="drop isolated bad rows and record them")
     v.add_argument("--max-drop", type=float, default=5.0, metavar="PERCENT", help="at most this many %% dropped")
     v.add_argument("--max-gap", type=float, default=10.0, metavar="F", help="largest time step, in median steps")
@@ -67,7 +67,7 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from robid import progress
     from robid.cli.process_cmd import validation_policy
-    from robid.report import Thresholds, write_report_from_file
+    from robid.report import VerdictThresholds, write_report_from_file
 
     progress.set_progress(progress.stderr_printer)
     out = Path(args.out)
@@ -92,7 +92,9 @@ def run(args: argparse.Namespace) -> int:
         title=args.title,
         mapping=args.mapping,
         policy=validation_policy(args) if custom_policy else None,
-        thresholds=Thresholds(nrmse_good_percent=args.good_nrmse, nrmse_acceptable_percent=args.acceptable_nrmse),
+        thresholds=VerdictThresholds(
+            nrmse_good_percent=args.good_nrmse, nrmse_acceptable_percent=args.acceptable_nrmse
+        ),
     )
     size = path.stat().st_size
     sys.stdout.write(f"wrote {path} ({size / 1e6:.2f} MB) in {time.perf_counter() - t0:.1f} s\n")

@@ -17,13 +17,21 @@ from robid.estimation.consistent import (
 from robid.estimation.drive_gains import DriveGainResult, identify_drive_gains
 from robid.estimation.estimators import estimate, irls, ols, wls
 from robid.estimation.identifiability import (
+    ClassificationThresholds,
     EssentialResult,
     IdentifiabilityReport,
-    Thresholds,
     classify,
     essential_parameters,
 )
-from robid.estimation.metrics import PredictionBands, ValidationMetrics, predict, prediction_bands, validation_metrics
+from robid.estimation.metrics import (
+    PredictionBands,
+    TorqueMetrics,
+    band_coverage,
+    predict,
+    prediction_bands,
+    prediction_std,
+    torque_metrics,
+)
 from robid.estimation.results import EstimationResult
 from robid.estimation.statistics import correlated_pairs, correlation_matrix
 
@@ -36,8 +44,8 @@ __all__ = [
     "EstimationResult",
     "IdentifiabilityReport",
     "PredictionBands",
-    "Thresholds",
-    "ValidationMetrics",
+    "ClassificationThresholds",
+    "TorqueMetrics",
     "check_base_consistency",
     "check_physical_consistency",
     "classify",
@@ -51,8 +59,10 @@ __all__ = [
     "irls",
     "ols",
     "predict",
+    "band_coverage",
     "prediction_bands",
+    "prediction_std",
     "pseudo_inertia",
-    "validation_metrics",
+    "torque_metrics",
     "wls",
 ]

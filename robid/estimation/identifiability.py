@@ -1,6 +1,7 @@
 """Identifiability classification of every parameter, and essential parameters (Pham & Gautier 1991).
 
-Numerical classes of a base parameter (thresholds are arguments; defaults in :class:`Thresholds`):
+Numerical classes of a base parameter (thresholds are arguments, defaults in
+:class:`ClassificationThresholds`):
 
 * ``barely-excited``: even with its column orthogonal to all others, its relative std would be at least
   ``poor_relative_std_percent`` (:func:`statistics.isolated_relative_std_percent`): the data hardly move it.
@@ -26,7 +27,7 @@ from robid.estimation.results import EstimationResult
 
 
 @dataclass(frozen=True)
-class Thresholds:
+class ClassificationThresholds:
     """Classification thresholds (stated in every report)."""
 
     poor_relative_std_percent: float = 10.0
@@ -58,7 +59,7 @@ class StandardClass:
 
 @dataclass(frozen=True)
 class IdentifiabilityReport:
-    thresholds: Thresholds
+    thresholds: ClassificationThresholds
     parameters: tuple[ParameterClass, ...]
     correlated_pairs: tuple[statistics.CorrelatedPair, ...]
     standard: tuple[StandardClass, ...] = ()
@@ -81,7 +82,7 @@ def classify(
     result: EstimationResult,
     W: np.ndarray,
     *,
-    thresholds: Thresholds | None = None,
+    thresholds: ClassificationThresholds | None = None,
     structural_classes: Mapping[str, str] | None = None,
     grouping: np.ndarray | None = None,
     standard_names: Sequence[str] | None = None,
@@ -95,7 +96,7 @@ def classify(
     magnitude against which "barely excited" is judged; default: the estimate itself (then a parameter whose
     true value is zero is reported barely excited: nothing of it is visible in the data).
     """
-    th = thresholds or Thresholds()
+    th = thresholds or ClassificationThresholds()
     W = np.asarray(W, dtype=float)
     if W.shape[2] != len(result.names):
         raise RobidInputError(

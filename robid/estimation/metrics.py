@@ -1,6 +1,7 @@
-"""Validation metrics per joint and torque prediction bands.
+"""Torque fit metrics per joint and prediction bands, for identification data and held-out validation runs.
 
-Per joint j with error ``e = tau_meas - tau_pred`` over the N samples:
+Per joint j with error ``e = tau_meas - tau_pred`` over the N samples (over the used samples only when a mask
+of the rows the data selection kept is given):
 
 * ``rms = sqrt(mean(e^2))`` (N m, or N for prismatic joints);
 * ``nrmse_percent = 100 rms(e) / rms(tau_meas)`` (percent of the measured RMS; equal to the per-joint relative
@@ -33,26 +34,22 @@ class JointMetrics:
 
 
 @dataclass(frozen=True)
-class ValidationMetrics:
+class TorqueMetrics:
     per_joint: tuple[JointMetrics, ...]
     relative_error_norm_percent: float
     samples: int
 
-    def to_dict(self) -> dict:
-        return {
-            "per_joint": [
-                {"joint": m.joint, "rms": m.rms, "nrmse_percent": m.nrmse_percent, "max_error": m.max_error}
-                for m in self.per_joint
-            ],
-            "relative_error_norm_percent": self.relative_error_norm_percent,
-            "samples": self.samples,
-        }
 
+def torque_metrics(
+    measured: np.ndarray,
+    predicted: np.ndarray,
+    joint_names: Sequence[str] | None = None,
+    used: np.ndarray | None = None,
+) -> TorqueMetrics:
+    """Per-joint RMS, NRMSE, max error and the overall relative error norm (definitions in the module doc).
 
-def validation_metrics(
-    measured: np.ndarray, predicted: np.ndarray, joint_names: Sequence[str] | None = None
-) -> ValidationMetrics:
-    """Per-joint RMS, NRMSE, max error and the overall relative error norm (definitions in the module doc)."""
+    ``used`` (N, dof) bool: the rows the data selection kept; the others count in no statistic (without it,
+    every row counts)."""
     T = np.asarray(measured, dtype=float)
     P = np.asarray(predicted, dtype=float)
     if T.ndim != 2 or T.shape != P.shape:
@@ -61,9 +58,12 @@ def validation_metrics(
     names = list(joint_names) if joint_names is not None else [str(j + 1) for j in range(dof)]
     if len(names) != dof:
         raise RobidInputError(f"metrics: {len(names)} joint names for {dof} columns")
-    E = T - P
-    rms = np.sqrt(np.mean(E**2, axis=0))
-    mrms = np.sqrt(np.mean(T**2, axis=0))
+    mask = np.ones(T.shape, dtype=bool) if used is None else np.asarray(used, dtype=bool)
+    E = np.where(mask, T - P, 0.0)
+    T = np.where(mask, T, 0.0)
+    count = np.maximum(mask.sum(axis=0), 1)
+    rms = np.sqrt(np.sum(E**2, axis=0) / count)
+    mrms = np.sqrt(np.sum(T**2, axis=0) / count)
     with np.errstate(divide="ignore", invalid="ignore"):
         nrmse = np.where(mrms > 0, 100.0 * rms / mrms, np.inf)
     per = tuple(
@@ -72,7 +72,7 @@ def validation_metrics(
     )
     tn = np.linalg.norm(T)
     ren = float(100.0 * np.linalg.norm(E) / tn) if tn > 0 else float("inf")
-    return ValidationMetrics(per, ren, T.shape[0])
+    return TorqueMetrics(per, ren, T.shape[0])
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,24 @@ def predict(W: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.asarray(W, dtype=float) @ np.asarray(values, dtype=float)
 
 
+def prediction_std(W: np.ndarray, covariance: np.ndarray, chunk: int = 4096) -> np.ndarray:
+    """``std_model[n, j] = sqrt(w_nj^T Cov w_nj)`` (N, dof) for regressor W (N, dof, nb), ``chunk`` samples at
+    a time so that memory stays at a few times ``chunk * dof * nb`` numbers whatever N is."""
+    W = np.asarray(W)
+    cov = np.asarray(covariance, dtype=float)
+    out = np.empty(W.shape[:2])
+    for start in range(0, W.shape[0], chunk):
+        block = np.asarray(W[start : start + chunk], dtype=float)
+        out[start : start + chunk] = np.sqrt(np.clip(np.sum((block @ cov) * block, axis=2), 0.0, None))
+    return out
+
+
+def band_coverage(measured: np.ndarray, lower: np.ndarray, upper: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """Per joint, percent of the used samples whose measured torque lies inside [lower, upper]."""
+    inside = (measured >= lower) & (measured <= upper) & used
+    return 100.0 * inside.sum(axis=0) / np.maximum(used.sum(axis=0), 1)
+
+
 def prediction_bands(
     W: np.ndarray,
     result: EstimationResult | None = None,
@@ -115,9 +133,7 @@ def prediction_bands(
         raise RobidInputError("prediction_bands: need a result or values and covariance")
     W = np.asarray(W, dtype=float)
     mean = predict(W, values)
-    cov = np.asarray(covariance, dtype=float)
-    var_model = np.sum((W @ cov) * W, axis=2)
-    std_model = np.sqrt(np.clip(var_model, 0.0, None))
+    std_model = prediction_std(W, covariance)
     noise = np.zeros(W.shape[1]) if sigma is None else np.asarray(sigma, dtype=float)
     std_total = np.sqrt(std_model**2 + noise[None, :] ** 2)
     return PredictionBands(mean, std_model, std_total)

@@ -1,17 +1,18 @@
 """Identification glue: measurement files + robot -> processed signals, base regressor, estimate, classes,
-metrics, RESULT.json (interfaces.md section 5). Numerics live in robid.estimation and robid.signals."""
+metrics, and the identification record (robid.record; RESULT.json through robid.io.result_file). Numerics live in
+robid.estimation and robid.signals."""
 
 from robid.identification.datasets import DataSet, load_dataset
-from robid.identification.identify import IdentificationOptions, IdentificationResult, identify
-from robid.identification.result_file import ResultFile, read_result, write_result
+from robid.identification.identify import Identification, IdentificationOptions, identify, run_identification
+from robid.identification.recording import held_out_run, processing_options
 
 __all__ = [
     "DataSet",
+    "Identification",
     "IdentificationOptions",
-    "IdentificationResult",
-    "ResultFile",
+    "held_out_run",
     "identify",
     "load_dataset",
-    "read_result",
-    "write_result",
+    "processing_options",
+    "run_identification",
 ]

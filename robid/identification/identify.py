@@ -1,15 +1,19 @@
-"""identify(): measurement files -> estimate with uncertainty, classes, consistency check, metrics.
+"""identify(): measurement files -> the identification record (estimate with uncertainty, classes, consistency
+check, torque fit on every identification and validation run).
 
-Steps (docs/identification.md): every identification file is read, validated and processed by the signal
-stage; the filtered base regressor and torque of all files are stacked; the chosen estimator runs (``ols``,
-``wls`` two-step per-joint weights, ``irls`` robust, or ``consistent``: WLS followed by the semidefinite
-programme that finds the physically consistent standard set nearest to it in the metric of its covariance);
-every base parameter is classified; the unconstrained estimate is checked for physical consistency; torque
-metrics are computed on the identification data and on each validation file, processed the same way.
+Steps (docs/identification.md): every identification file is read, screened and processed by the signal stage;
+the filtered base regressor and torque of all files are stacked; the chosen estimator runs (``ols``, ``wls``
+two-step per-joint weights, ``irls`` robust, or ``consistent``: WLS followed by the semidefinite programme that
+finds the physically consistent standard set nearest to it in the metric of its covariance); every base
+parameter is classified; the unconstrained estimate is checked for physical consistency; the validation files
+are processed the same way. :func:`run_identification` returns all of it with the working arrays
+(:class:`Identification`); :func:`identify` returns only the record that travels
+(:class:`robid.record.IdentificationRecord`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,20 +22,19 @@ import numpy as np
 from robid.errors import RobidInputError
 from robid.estimation import (
     BaseConsistencyReport,
+    ClassificationThresholds,
     ConsistentResult,
     EstimationResult,
     IdentifiabilityReport,
-    Thresholds,
-    ValidationMetrics,
     check_base_consistency,
     classify,
     consistent_from_base,
     estimate,
-    validation_metrics,
 )
 from robid.identification.datasets import DataSet, load_dataset, stack
+from robid.record import IdentificationRecord
 from robid.robot import Robot
-from robid.signals import ProcessingOptions, ValidationPolicy
+from robid.signals import ProcessingOptions, ScreeningPolicy
 
 METHODS = ("ols", "wls", "irls", "consistent")
 
@@ -41,8 +44,8 @@ class IdentificationOptions:
     method: str = "wls"
     processing: ProcessingOptions = field(default_factory=ProcessingOptions)
     mapping: str | Path | None = None
-    policy: ValidationPolicy = field(default_factory=ValidationPolicy)
-    thresholds: Thresholds = field(default_factory=Thresholds)
+    policy: ScreeningPolicy = field(default_factory=ScreeningPolicy)
+    thresholds: ClassificationThresholds = field(default_factory=ClassificationThresholds)
     #: consistent method: weight of the regulariser towards the nominal standard values (0 = none)
     regularization: float = 1e-6
     check_consistency: bool = True
@@ -58,50 +61,49 @@ class IdentificationOptions:
 
 
 @dataclass(frozen=True, eq=False)
-class IdentificationResult:
+class Identification:
+    """An identification with its working data: the data sets (filtered regressor and torque of every run), the
+    estimator's result, the classes, the consistency results, and ``record``, what RESULT.json holds."""
+
     robot: Robot
     options: IdentificationOptions
     datasets: tuple[DataSet, ...]
+    validation_sets: tuple[DataSet, ...]
     estimate: EstimationResult
     identifiability: IdentifiabilityReport
     values: np.ndarray  # the reported base values (the consistent ones for method "consistent" when solved)
     values_method: str
     consistent: ConsistentResult | None
     physical: BaseConsistencyReport | None
-    metrics: ValidationMetrics
-    validation: tuple[tuple[str, ValidationMetrics], ...]
-    validation_sets: tuple[DataSet, ...]
     notes: tuple[str, ...]
+    record: IdentificationRecord | None = None  # set by run_identification once the rest is known
 
     @property
     def base(self):
         return self.robot.base_parameters()
 
-    def predicted(self, dataset: DataSet) -> np.ndarray:
-        return dataset.W @ self.values
 
-
-def identify(
+def run_identification(
     robot: Robot,
     files: list[str | Path],
     options: IdentificationOptions | None = None,
     validation_files: list[str | Path] = (),
-) -> IdentificationResult:
+) -> Identification:
+    """Identify ``robot`` from ``files`` (stacked), validate on ``validation_files`` (module docstring)."""
+    from robid.identification.recording import identification_record
+
     o = options or IdentificationOptions()
     if o.method not in METHODS:
         raise RobidInputError(f"--method: expected one of {', '.join(METHODS)}, got {o.method!r}")
     if not files:
         raise RobidInputError("identify: at least one measurement file is needed")
-    sets = tuple(
-        load_dataset(robot, f, mapping=o.mapping_for(f), options=o.processing_for(f), policy=o.policy) for f in files
-    )
+    sets = tuple(_load(robot, f, o) for f in files)
     W, tau = stack(list(sets))
     base = robot.base_parameters()
-    names = base.names
     notes: list[str] = []
     if len(sets) > 1:
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({W.shape[0]} samples)")
-    est = estimate(W, tau, names, method="wls" if o.method == "consistent" else o.method)
+    est = estimate(W, tau, base.names, method="wls" if o.method == "consistent" else o.method)
     nominal_base = base.values(robot.parameters)
     ident = classify(
         est,
@@ -112,51 +114,69 @@ def identify(
         standard_names=robot.parameter_names,
         reference_values=np.where(np.abs(nominal_base) > 0, nominal_base, est.values),
     )
-    physical = None
-    if o.check_consistency:
-        try:
-            physical = check_base_consistency(
-                est.values, base.grouping, robot.parameter_names, base_names=names, covariance=est.covariance
-            )
-        except np.linalg.LinAlgError as exc:  # a covariance that is not positive definite (rank-deficient data)
-            notes.append(f"physical-consistency check not done: {exc} (the estimate's covariance is singular)")
-    consistent = None
-    values, values_method = est.values, est.method
-    if o.method == "consistent":
-        consistent = consistent_from_base(
-            est.values,
-            est.covariance,
-            base.grouping,
-            robot.parameter_names,
-            base_names=names,
-            nominal=robot.parameters,
-            regularization=o.regularization,
-        )
-        if consistent.solved:
-            values, values_method = consistent.base_values, consistent.method
-        else:
-            notes.append(
-                f"physically consistent estimate failed ({consistent.status}); the reported values are the "
-                f"unconstrained {est.method} estimate, labelled as such"
-            )
-    metrics = validation_metrics(tau, W @ values, robot.joint_names)
-    vsets = tuple(
-        load_dataset(robot, f, mapping=o.mapping_for(f), options=o.processing_for(f), policy=o.policy)
-        for f in validation_files
-    )
-    validation = tuple((d.source, validation_metrics(d.tau, d.W @ values, robot.joint_names)) for d in vsets)
-    return IdentificationResult(
+    physical = _consistency_check(robot, est, notes) if o.check_consistency else None
+    consistent, values, values_method = _reported_values(robot, est, o, notes)
+    vsets = tuple(_load(robot, f, o) for f in validation_files)
+    work = Identification(
         robot=robot,
         options=o,
         datasets=sets,
+        validation_sets=vsets,
         estimate=est,
         identifiability=ident,
         values=np.asarray(values, dtype=float),
         values_method=values_method,
         consistent=consistent,
         physical=physical,
-        metrics=metrics,
-        validation=validation,
-        validation_sets=vsets,
         notes=tuple(notes),
     )
+    return dataclasses.replace(work, record=identification_record(work))
+
+
+def identify(
+    robot: Robot,
+    files: list[str | Path],
+    options: IdentificationOptions | None = None,
+    validation_files: list[str | Path] = (),
+) -> IdentificationRecord:
+    """The identification record of ``robot`` from ``files``, validated on ``validation_files``."""
+    return run_identification(robot, files, options, validation_files).record
+
+
+def _load(robot: Robot, path, o: IdentificationOptions) -> DataSet:
+    return load_dataset(robot, path, mapping=o.mapping_for(path), options=o.processing_for(path), policy=o.policy)
+
+
+def _consistency_check(robot: Robot, est: EstimationResult, notes: list[str]) -> BaseConsistencyReport | None:
+    base = robot.base_parameters()
+    try:
+        return check_base_consistency(
+            est.values, base.grouping, robot.parameter_names, base_names=base.names, covariance=est.covariance
+        )
+    except np.linalg.LinAlgError as exc:  # a covariance that is not positive definite (rank-deficient data)
+        notes.append(f"physical-consistency check not done: {exc} (the estimate's covariance is singular)")
+        return None
+
+
+def _reported_values(robot: Robot, est: EstimationResult, o: IdentificationOptions, notes: list[str]):
+    """(consistent result or None, reported values, their method): the consistent estimate when asked for and
+    solved, else the unconstrained one, labelled as such."""
+    if o.method != "consistent":
+        return None, est.values, est.method
+    base = robot.base_parameters()
+    consistent = consistent_from_base(
+        est.values,
+        est.covariance,
+        base.grouping,
+        robot.parameter_names,
+        base_names=base.names,
+        nominal=robot.parameters,
+        regularization=o.regularization,
+    )
+    if consistent.solved:
+        return consistent, consistent.base_values, consistent.method
+    notes.append(
+        f"physically consistent estimate failed ({consistent.status}); the reported values are the "
+        f"unconstrained {est.method} estimate, labelled as such"
+    )
+    return consistent, est.values, est.method

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.identification.result_file import ResultFile
+from robid.record import IdentificationRecord
 from robid.robot import Robot
-from robid.signals import ProcessingOptions, ValidationPolicy, process, read_measurement
+from robid.signals import ProcessingOptions, ScreeningPolicy, process, read_measurement
 
 
 @dataclass(frozen=True, eq=False)
@@ -27,28 +27,29 @@ class Prediction:
     note: str
 
 
-def check_result_matches(robot: Robot, result: ResultFile) -> None:
+def check_result_matches(robot: Robot, record: IdentificationRecord, where: str = "RESULT.json") -> None:
+    """Refuse a robot whose base parameters are not those of the record (another robot, other terms)."""
     base = robot.base_parameters()
-    if tuple(base.names) != result.names:
+    if tuple(base.names) != record.names:
         raise RobidInputError(
-            f"{result.path}: its base parameters ({len(result.names)}) do not match robot {robot.name}"
+            f"{where}: its base parameters ({len(record.names)}) do not match robot {robot.name}"
             f" with terms {', '.join(robot.terms)} ({len(base.names)}); use the robot it was identified with"
         )
 
 
 def predict_file(
     robot: Robot,
-    result: ResultFile,
+    record: IdentificationRecord,
     path: str | Path,
     *,
     mapping: str | Path | None = None,
-    policy: ValidationPolicy | None = None,
+    policy: ScreeningPolicy | None = None,
     cutoff_hz: float | None = None,
 ) -> Prediction:
-    check_result_matches(robot, result)
+    check_result_matches(robot, record)
     measurement = read_measurement(path, robot.model, mapping=mapping, policy=policy)
     processed = process(measurement, ProcessingOptions(mode="nonperiodic", cutoff_hz=cutoff_hz))
-    tau_grid = robot.base_parameters().regressor(processed.q, processed.qd, processed.qdd) @ result.values
+    tau_grid = robot.base_parameters().regressor(processed.q, processed.qd, processed.qdd) @ record.values
     t = np.asarray(measurement.t, dtype=float)
     tau = np.full((t.size, robot.dof), np.nan)
     inside = (t >= processed.t[0]) & (t <= processed.t[-1])

@@ -61,3 +61,22 @@ def nominal_values(model: RobotModel, terms: tuple[str, ...]) -> np.ndarray:
         else:
             values += [float(getattr(j.friction, _FRICTION_ATTR[t])) for j in model.joints]
     return np.array(values, dtype=float)
+
+
+FRICTION_PREFIXES = ("fv", "fc", "f0")
+BALANCER_PREFIX = "comp_"
+
+
+def standalone_parameters(names, expressions, joint: str, kind: str) -> list[int]:
+    """Indices of the base parameters of ``joint``'s own friction (``kind="friction"``: fv_J, fc_J, f0_J in that
+    order) or balancer (``kind="balancer"``: comp_*_J) that stand for that standard parameter alone (expression
+    equal to the name, interfaces.md 1.3): the terms whose identified values describe that joint's curve."""
+    alone = {n for n, e in zip(names, expressions, strict=True) if "".join(e.split()) == n}
+    names = list(names)
+    if kind == "friction":
+        wanted = [f"{p}_{joint}" for p in FRICTION_PREFIXES]
+        return [names.index(n) for n in wanted if n in alone]
+    if kind == "balancer":
+        own = (k for k, n in enumerate(names) if n.startswith(BALANCER_PREFIX) and n.endswith(f"_{joint}"))
+        return [k for k in own if names[k] in alone]
+    raise ValueError(f"kind: friction or balancer, got {kind!r}")

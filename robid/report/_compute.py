@@ -1,14 +1,15 @@
-"""The few derived quantities a report shows that no other package provides: display units, limit usage,
-residual spectra, band coverage, friction and compensator curves. Everything else (predictions, bands,
-metrics) comes from robid.estimation."""
+"""The few quantities the report derives itself from the record and the robot: display units, limit usage,
+friction and compensator curves over a grid. Everything measured (fit metrics, band coverage, residual spectra,
+series) was computed by identification and is read from the record."""
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
+
+from robid.model.terms import standalone_parameters
 
 DEG = 180.0 / math.pi
 
@@ -62,18 +63,51 @@ def limits_arrays(robot, trajectory=None) -> dict[str, np.ndarray]:
     return out
 
 
+def motion_extremes(q, qd, qdd, tau=None) -> list[dict]:
+    """Per joint: position extremes and peak |velocity|, |acceleration| (and |torque| when given), SI."""
+    q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
+    return [
+        {
+            "q_min": float(np.min(q[:, j])),
+            "q_max": float(np.max(q[:, j])),
+            "velocity": float(np.max(np.abs(qd[:, j]))),
+            "acceleration": float(np.max(np.abs(qdd[:, j]))),
+            "torque": None if tau is None else float(np.max(np.abs(np.asarray(tau)[:, j]))),
+        }
+        for j in range(q.shape[1])
+    ]
+
+
+def extremes_of_ranges(ranges, with_torque: bool) -> list[dict]:
+    """motion_extremes of the ranges a run record stores (robid.record.JointRange)."""
+    return [
+        {
+            "q_min": r.q_min,
+            "q_max": r.q_max,
+            "velocity": r.qd_peak,
+            "acceleration": r.qdd_peak,
+            "torque": r.tau_peak if with_torque else None,
+        }
+        for r in ranges
+    ]
+
+
 def limit_usage(q, qd, qdd, limits: dict[str, np.ndarray], tau=None) -> list[dict]:
+    """Per joint, how much of each limit the motion uses (see :func:`usage_of_extremes`)."""
+    return usage_of_extremes(motion_extremes(q, qd, qdd, tau), limits)
+
+
+def usage_of_extremes(extremes: list[dict], limits: dict[str, np.ndarray]) -> list[dict]:
     """Per joint, how much of each limit the motion uses (SI values; percentages):
 
     * position: ``usage = 100 max(q_max - mid, mid - q_min) / (half range)`` (100 % touches a limit),
       ``margin`` = distance of the motion to the nearer limit;
-    * velocity, acceleration (and torque when given): ``100 max|x| / limit``.
+    * velocity, acceleration (and torque when known): ``100 max|x| / limit``.
     """
-    q, qd, qdd = (np.asarray(x, dtype=float) for x in (q, qd, qdd))
     rows = []
-    for j in range(q.shape[1]):
+    for j, ext in enumerate(extremes):
         lo, hi = limits["position"][j]
-        qmin, qmax = float(np.min(q[:, j])), float(np.max(q[:, j]))
+        qmin, qmax = ext["q_min"], ext["q_max"]
         row = {"q_min": qmin, "q_max": qmax, "lo": float(lo), "hi": float(hi)}
         if math.isfinite(lo) and math.isfinite(hi) and hi > lo:
             mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
@@ -82,10 +116,10 @@ def limit_usage(q, qd, qdd, limits: dict[str, np.ndarray], tau=None) -> list[dic
         else:
             row["position_pct"] = None
             row["margin"] = None
-        for key, x in (("velocity", qd), ("acceleration", qdd), ("torque", tau)):
-            if x is None:
+        for key in ("velocity", "acceleration", "torque"):
+            peak = ext[key]
+            if peak is None:
                 continue
-            peak = float(np.max(np.abs(x[:, j])))
             limit = float(limits[key][j])
             row[f"{key}_max"] = peak
             row[f"{key}_limit"] = limit if math.isfinite(limit) else None
@@ -101,42 +135,7 @@ def level_of_usage(pct: float | None) -> str:
     return "bad" if pct > 100.0 + 1e-9 else ("warn" if pct > 95.0 else "good")
 
 
-# ---- spectra and bands -----------------------------------------------------------------------------------
-
-
-def amplitude_spectrum(x: np.ndarray, sample_rate: float, periodic: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Single-sided amplitude spectrum of the columns of ``x`` (N, k): ``2 |X_h| / N`` (DC: ``|X_0| / N``).
-
-    A periodic record holding whole periods has no leakage and is transformed as it is; any other record is
-    multiplied by a Hann window (amplitudes corrected by its coherent gain 0.5)."""
-    x = np.asarray(x, dtype=float)
-    n = x.shape[0]
-    if periodic:
-        spec = np.abs(np.fft.rfft(x, axis=0)) / n
-    else:
-        w = np.hanning(n)
-        spec = np.abs(np.fft.rfft((x - x.mean(axis=0)) * w[:, None], axis=0)) / (0.5 * n)
-    spec[1:] *= 2.0
-    freq = np.fft.rfftfreq(n, d=1.0 / sample_rate)
-    return freq, spec
-
-
-def band_coverage(measured: np.ndarray, lower: np.ndarray, upper: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Per joint, percent of the used samples whose measured torque lies inside [lower, upper]."""
-    inside = (measured >= lower) & (measured <= upper) & mask
-    used = np.maximum(mask.sum(axis=0), 1)
-    return 100.0 * inside.sum(axis=0) / used
-
-
 # ---- friction and compensator ----------------------------------------------------------------------------
-
-FRICTION_PREFIXES = ("fv", "fc", "f0")
-
-
-def ungrouped(names, expressions) -> set[str]:
-    """Base parameters that stand for one standard parameter alone (expression == name)."""
-    return {n for n, e in zip(names, expressions, strict=True) if re.sub(r"\s+", "", e) == n}
-
 
 def friction_basis(qd: np.ndarray, prefixes) -> np.ndarray:
     """Columns of the friction model ``fv qd + fc sign(qd) + f0`` for the given prefixes, (N, k)."""
@@ -165,15 +164,8 @@ def friction_curve(qd_grid, prefixes, joint: str, names, values, covariance, nom
 
 def compensator_columns(robot, names, expressions, joint_index: int) -> tuple[list[int], list[int]]:
     """(standard column indices, base indices) of the un-grouped comp_* parameters of one joint."""
-    joint = robot.joint_names[joint_index]
-    free = ungrouped(names, expressions)
-    std_names = robot.parameter_names
-    cols, base_idx = [], []
-    for k, n in enumerate(names):
-        if n.startswith("comp_") and n.endswith(f"_{joint}") and n in free:
-            cols.append(std_names.index(n))
-            base_idx.append(k)
-    return cols, base_idx
+    base_idx = standalone_parameters(names, expressions, robot.joint_names[joint_index], "balancer")
+    return [robot.parameter_names.index(names[k]) for k in base_idx], base_idx
 
 
 def compensator_curve(robot, j: int, q_grid, q_ref, cols, base_idx, values, covariance, references) -> Curve:

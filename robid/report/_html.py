@@ -1,73 +1,15 @@
-"""Page skeleton: the jinja2 environment, number filters, the Section base class and the Report that assembles
-sections into one self-contained HTML file (inline CSS, figures as inline PNG, no script, no network)."""
+"""Page skeleton: the CSS and the Report that assembles sections (robid.report.section) into one self-contained HTML
+file (inline CSS, figures as inline PNG, no script, no network)."""
 
 from __future__ import annotations
 
-import html
-import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-import jinja2
 from markupsafe import Markup
 
-if TYPE_CHECKING:  # pragma: no cover
-    from robid.report._data import ReportData
-
-
-def num(x, digits: int = 4) -> str:
-    """A number with ``digits`` significant digits; an en dash for a missing value."""
-    if x is None:
-        return "\u2013"
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    if math.isnan(x):
-        return "\u2013"
-    if math.isinf(x):
-        return "\u221e" if x > 0 else "\u2212\u221e"
-    if x == 0:
-        return "0"
-    text = f"{x:.{digits}g}"
-    return text.replace("-", "\u2212")
-
-
-def pct(x, digits: int = 3) -> str:
-    return "\u2013" if x is None else f"{num(x, digits)} %"
-
-
-def _env() -> jinja2.Environment:
-    env = jinja2.Environment(
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=False,
-    )
-    env.filters["num"] = num
-    env.filters["pct"] = pct
-    return env
-
-
-ENV = _env()
-
-
-class Section:
-    """One part of the report. Subclasses set ``title``, ``anchor`` and ``template`` (jinja2 source, rendered
-    with ``title``, ``anchor`` and the dict returned by :meth:`context`) and implement :meth:`context`."""
-
-    title: str = ""
-    anchor: str = ""
-    template: str = ""
-
-    def context(self, data: ReportData) -> dict:
-        raise NotImplementedError
-
-    def render(self, data: ReportData) -> str:
-        body = ENV.from_string(self.template).render(title=self.title, anchor=self.anchor, **self.context(data))
-        return f'<section id="{self.anchor}">\n<h2>{html.escape(self.title)}</h2>\n{body}\n</section>\n'
-
+from robid.report._data import ReportData
+from robid.report.section import ENV, Section
+from robid.report.sections import default_sections
 
 CSS = """
 :root { --fg: #1d232b; --muted: #5b6570; --line: #d8dde3; --zebra: #f5f7f9; --accent: #1f5fa8;
@@ -158,11 +100,7 @@ class Report:
     """Assembles :class:`Section` objects into one HTML page (the default sections when none are given)."""
 
     def __init__(self, sections: Sequence[Section] | None = None):
-        if sections is None:
-            from robid.report.sections import default_sections
-
-            sections = default_sections()
-        self.sections = list(sections)
+        self.sections = list(default_sections() if sections is None else sections)
 
     def render(self, data: ReportData) -> str:
         from robid import __version__, progress

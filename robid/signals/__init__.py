@@ -14,6 +14,8 @@ from robid.signals.reading import read_measurement, read_trajectory_timing
 from robid.signals.records import DroppedRow, DropRecord, Measurement, NoiseEstimate, ProcessedSignals
 from robid.signals.validation import ValidationPolicy
 
+ScreeningPolicy = ValidationPolicy  # TEMPORARY alias until the signals/io branch lands
+
 __all__ = [
     "DropRecord",
     "DroppedRow",

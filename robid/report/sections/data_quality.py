@@ -6,97 +6,91 @@ from __future__ import annotations
 from pathlib import Path
 
 from robid.report._compute import joint_units
-from robid.report._html import Section, num
+from robid.report.section import Section, num
 
 MAX_ROWS_LISTED = 200
 
 
-def _band(s: dict) -> str:
-    h = s.get("harmonics")
-    if h:
-        top = max(h)
-        period = s.get("period_s")
-        hz = f", highest {num(top / period, 3)} Hz" if period else ""
-        return f"DC + {len(h)} harmonics{hz}"
-    if s.get("cutoff_hz"):
-        return f"low-pass {num(s['cutoff_hz'], 3)} Hz"
+def _band(run) -> str:
+    if run.harmonics:
+        hz = f", highest {num(max(run.harmonics) / run.period_s, 3)} Hz" if run.period_s else ""
+        return f"DC + {len(run.harmonics)} harmonics{hz}"
+    if run.cutoff_hz:
+        return f"low-pass {num(run.cutoff_hz, 3)} Hz"
     return "\u2013"
 
 
-def _run_context(run, units, joint_names) -> dict:
-    s = run.summary or {}
-    period = s.get("period_s")
-    rejected = s.get("rejected_periods") or []
+def _overview(run) -> list[tuple[str, object]]:
     overview = [
-        ("mode", s.get("mode", "\u2013")),
-        ("samples read", s.get("samples_read", "\u2013")),
-        ("samples used (processed grid)", s.get("samples", "\u2013")),
-        ("sample rate", f"{num(s.get('sample_rate_hz'))} Hz" if s.get("sample_rate_hz") else "\u2013"),
+        ("mode", run.mode),
+        ("samples read", run.samples_read),
+        ("samples used (processed grid)", run.samples),
+        ("sample rate", f"{num(run.sample_rate_hz)} Hz"),
     ]
-    if period:
-        overview.append(("period", f"{num(period, 6)} s ({s.get('period_source') or '?'})"))
+    if run.period_s:
+        rejected = run.rejected_periods
+        overview.append(("period", f"{num(run.period_s, 6)} s ({run.period_source or '?'})"))
+        left_out = f"; left out: {', '.join(map(str, rejected))}" if rejected else "; none left out"
+        overview.append(("periods averaged", f"{run.n_periods}{left_out}"))
+    overview.append(("band kept", _band(run)))
+    if any(run.trimmed_samples):
         overview.append(
-            (
-                "periods averaged",
-                f"{s.get('n_periods', 0)}"
-                + (f"; left out: {', '.join(map(str, rejected))}" if rejected else "; none left out"),
-            )
+            ("trimmed (filter edges)", f"{run.trimmed_samples[0]} at the start, {run.trimmed_samples[1]} at the end")
         )
-    overview.append(("band kept", _band(s)))
-    trimmed = s.get("trimmed_samples") or [0, 0]
-    if any(trimmed):
-        overview.append(("trimmed (filter edges)", f"{trimmed[0]} at the start, {trimmed[1]} at the end"))
-    if s.get("segment_s"):
-        a, b = s["segment_s"]
+    if run.segment_s:
+        a, b = run.segment_s
         overview.append(("time span used", f"{num(a)} \u2026 {num(b)} s"))
-    if s.get("rows_used") is not None:
-        overview.append(("(sample, joint) rows in the fit", s["rows_used"]))
-    noise = s.get("noise") or {}
-    noise_rows = []
-    for j, name in enumerate(joint_names):
-        u = units[j]
+    overview.append(("(sample, joint) rows in the fit", run.rows_used))
+    return overview
 
-        def pick(key, scale=1.0, j=j):
-            values = noise.get(key) or []
+
+def _noise_rows(run, units, joint_names) -> list[dict]:
+    noise = run.noise
+    rows = []
+    for j, name in enumerate(joint_names):
+        scale = units[j].scale
+
+        def pick(values, scale=1.0, j=j):
             return num(values[j] * scale, 3) if j < len(values) and values[j] is not None else "\u2013"
 
-        noise_rows.append(
+        rows.append(
             {
                 "joint": name,
                 "cells": [
-                    pick("q_std", u.scale),
-                    pick("tau_std"),
-                    pick("q_std_processed", u.scale),
-                    pick("qd_std_processed", u.scale),
-                    pick("qdd_std_processed", u.scale),
-                    pick("tau_std_processed"),
+                    pick(noise.q_std, scale),
+                    pick(noise.tau_std),
+                    pick(noise.q_std_processed, scale),
+                    pick(noise.qd_std_processed, scale),
+                    pick(noise.qdd_std_processed, scale),
+                    pick(noise.tau_std_processed),
                 ],
-                "unused": (s.get("unused_rows_per_joint") or [None] * len(joint_names))[j],
+                "unused": run.unused_rows_per_joint[j],
             }
         )
-    dropped = s.get("dropped_rows") or []
+    return rows
+
+
+def _run_context(run, units, joint_names) -> dict:
     reasons: dict[str, list[int]] = {}
-    for r in dropped:
-        reasons.setdefault(str(r.get("reason")), []).append(r.get("row"))
+    for r in run.dropped_rows:
+        reasons.setdefault(r.reason, []).append(r.row)
     by_reason = [
         {"reason": k, "count": len(v), "rows": ", ".join(map(str, v[:15])) + (" \u2026" if len(v) > 15 else "")}
         for k, v in sorted(reasons.items(), key=lambda kv: -len(kv[1]))
     ]
     return {
         "role": run.role,
-        "name": Path(run.source).name,
-        "source": run.source,
-        "missing": run.missing,
-        "available": bool(s),
-        "overview": overview,
-        "noise_method": noise.get("method", ""),
-        "noise_rows": noise_rows,
-        "method": s.get("method") or [],
-        "notes": s.get("notes") or [],
-        "dropped": dropped[:MAX_ROWS_LISTED],
-        "dropped_total": len(dropped),
+        "name": Path(run.file).name,
+        "source": run.file,
+        "overview": _overview(run),
+        "noise_method": run.noise.method,
+        "noise_rows": _noise_rows(run, units, joint_names),
+        "method": run.method,
+        "notes": run.notes,
+        "dropped": run.dropped_rows[:MAX_ROWS_LISTED],
+        "dropped_total": len(run.dropped_rows),
         "by_reason": by_reason,
-        "standstill": s.get("standstill_s") or [],
+        "standstill": run.standstill_s,
     }
 
 
@@ -104,15 +98,12 @@ class DataQualitySection(Section):
     title = "Data quality"
     anchor = "data-quality"
     template = """
-<p class="note">Every measurement goes through the signal stage: validation (bad rows refused or dropped and
+<p class="note">Every measurement goes through the signal stage: screening (bad rows refused or dropped and
 recorded), resampling, period detection and averaging (periodic data) or zero-phase filtering, spectral
 differentiation. Noise is estimated from the scatter between periods (periodic) or from the out-of-band
 residual; the processed noise is what the weighted estimator uses.</p>
 {% for r in runs %}
 <h3>{{ r.role }}: {{ r.name }}</h3>
-{% if r.missing %}<p class="note">Not processed again: {{ r.missing }}.{% if r.available %} The figures below are
-those stored in the result.{% endif %}</p>{% endif %}
-{% if r.available %}
 <div class="table-wrap"><table><tbody>
 <tr><th>file</th><td><code>{{ r.source }}</code></td></tr>
 {% for k, v in r.overview %}<tr><th>{{ k }}</th><td>{{ v }}</td></tr>{% endfor %}
@@ -154,7 +145,6 @@ those stored in the result.{% endif %}</p>{% endif %}
 {% endfor %}{% for line in r.notes %}note: {{ line }}
 {% endfor %}</pre>
 </details>
-{% endif %}
 {% endfor %}
 {% if not runs %}<p class="note">No measurement summary is available.</p>{% endif %}
 """

@@ -8,8 +8,15 @@ import math
 import numpy as np
 
 from robid.report import _figures as F
-from robid.report._compute import joint_units, level_of_usage, limit_usage, limits_arrays
-from robid.report._html import Section, num
+from robid.report._compute import (
+    extremes_of_ranges,
+    joint_units,
+    level_of_usage,
+    limit_usage,
+    limits_arrays,
+    usage_of_extremes,
+)
+from robid.report.section import Section, num
 
 SAMPLES_PER_PERIOD = 2048
 
@@ -19,7 +26,7 @@ def _usage_rows(data, rows, units) -> list[dict]:
     for j, r in enumerate(rows):
         u = units[j]
         cells = []
-        pos = r.get("position_pct")
+        pos = r["position_pct"]
         cells.append(
             {
                 "text": f"{num(r['q_min'] * u.scale)} \u2026 {num(r['q_max'] * u.scale)} {u.position}",
@@ -33,7 +40,7 @@ def _usage_rows(data, rows, units) -> list[dict]:
         )
         cells.append({"text": lim, "level": ""})
         cells.append({"text": "\u2013" if pos is None else f"{num(pos, 3)} %", "level": level_of_usage(pos)})
-        m = r.get("margin")
+        m = r["margin"]
         cells.append({"text": "\u2013" if m is None else f"{num(m * u.scale, 3)} {u.position}", "level": ""})
         for key, unit, scale in (
             ("velocity", u.velocity, u.scale),
@@ -42,7 +49,7 @@ def _usage_rows(data, rows, units) -> list[dict]:
         ):
             if f"{key}_max" not in r:
                 continue
-            p = r.get(f"{key}_pct")
+            p = r[f"{key}_pct"]
             text = f"{num(r[f'{key}_max'] * scale, 3)} {unit}"
             if p is not None:
                 text += f" ({num(p, 3)} %)"
@@ -172,6 +179,7 @@ could be read: nothing to show about the excitation.</p>
         figures, design = [], []
         usage_source = ""
         tau = None
+        torque_shown = False
         if tf is not None:
             traj = tf.trajectory
             t = np.linspace(0.0, traj.period, SAMPLES_PER_PERIOD, endpoint=False)
@@ -179,6 +187,7 @@ could be read: nothing to show about the excitation.</p>
             limits = limits_arrays(robot, tf)
             if np.any(np.isfinite(limits["torque"])):
                 tau = robot.inverse_dynamics(q, qd, qdd)
+                torque_shown = True
             figures = _trajectory_figures(data, t, q, qd, qdd)
             figures.append(_spectrum_figure(data, traj))
             design = _design_rows(tf, data.trajectory_source or "")
@@ -186,8 +195,9 @@ could be read: nothing to show about the excitation.</p>
                 f"Sampled on {SAMPLES_PER_PERIOD} points per period against the hard limits stored in the trajectory"
                 " file."
             )
+            rows = limit_usage(q, qd, qdd, limits, tau)
         else:
-            runs = [r for r in data.identification_runs if r.dataset is not None]
+            runs = data.identification_runs
             if not runs:
                 return {
                     "design": [],
@@ -197,13 +207,10 @@ could be read: nothing to show about the excitation.</p>
                     "usage_source": "not available",
                     "usage_caption": "",
                 }
-            p = runs[0].dataset.processed
-            q, qd, qdd = p.q, p.qd, p.qdd
-            tau = p.tau if any(j.limits.torque for j in robot.model.joints) else None
-            limits = limits_arrays(robot, None)
-            usage_source = runs[0].source
+            torque_shown = any(j.limits.torque for j in robot.model.joints)
+            rows = usage_of_extremes(extremes_of_ranges(runs[0].ranges, torque_shown), limits_arrays(robot, None))
+            usage_source = runs[0].file
             caption = "Processed identification signals against the limits of the robot file."
-        rows = limit_usage(q, qd, qdd, limits, tau)
         headers = [
             "motion range",
             f"position limits [{units[0].position}]",
@@ -212,7 +219,7 @@ could be read: nothing to show about the excitation.</p>
             "peak velocity (usage)",
             "peak acceleration (usage)",
         ]
-        if tau is not None:
+        if torque_shown:
             headers.append("peak torque (usage)" + (", nominal model" if tf is not None else ", measured"))
         caption += (
             " Position usage = largest excursion from the middle of the range / half the range (100 % touches a"

@@ -6,16 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from robid.model.terms import standalone_parameters
 from robid.report import _figures as F
-from robid.report._compute import (
-    FRICTION_PREFIXES,
-    compensator_columns,
-    compensator_curve,
-    friction_curve,
-    joint_units,
-    ungrouped,
-)
-from robid.report._html import Section
+from robid.report._compute import compensator_columns, compensator_curve, friction_curve, joint_units
+from robid.report.section import Section
 
 K95 = 1.96
 GRID = 401
@@ -23,16 +17,15 @@ MAX_SCATTER = 3000
 REF_STYLES = ("#3a7d44", "#7b2cbf", "#e76f51")
 
 
-def _data_runs(data):
-    return [r for r in data.identification_runs if r.dataset is not None]
-
-
 def _range(data, j: int, which: str):
     """Range of q (which='q') or qd of joint j in the identification data, else the trajectory, else limits."""
-    runs = _data_runs(data)
+    runs = data.identification_runs
     if runs:
-        x = np.concatenate([getattr(r.dataset.processed, which)[:, j] for r in runs])
-        return float(np.min(x)), float(np.max(x)), "identification data"
+        ranges = [r.ranges[j] for r in runs]
+        if which == "q":
+            return min(r.q_min for r in ranges), max(r.q_max for r in ranges), "identification data"
+        peak = max(r.qd_peak for r in ranges)
+        return -peak, peak, "identification data"
     if data.trajectory is not None:
         traj = data.trajectory.trajectory
         t = np.linspace(0.0, traj.period, 2048, endpoint=False)
@@ -46,16 +39,19 @@ def _range(data, j: int, which: str):
     return None
 
 
-def _implied(data, j: int, base_idx: list[int], which: str, mask_only=True):
-    """(x, torque implied by the data for the terms base_idx) over the identification runs, decimated."""
+def _implied(data, j: int, part: str, which: str):
+    """(x, torque implied by the data for the terms of ``part`` -- ``tau_friction`` or ``tau_compensator``) over
+    the identification runs' display series: measured torque minus every other identified term, decimated."""
     xs, ys = [], []
-    for r in _data_runs(data):
-        d = r.dataset
-        keep = np.asarray(d.processed.keep[:, j], dtype=bool)
-        full = d.W[:, j, :] @ data.values
-        part = d.W[:, j, base_idx] @ data.values[base_idx]
-        ys.append((d.tau[:, j] - full + part)[keep])
-        xs.append(getattr(d.processed, which)[keep, j])
+    for run in data.identification_runs:
+        d = run.display
+        own = getattr(d, part)[j]
+        if own is None:
+            continue
+        keep = np.asarray(d.used[j], dtype=bool)
+        implied = np.asarray(d.tau_measured[j]) - np.asarray(d.tau_predicted[j]) + np.asarray(own)
+        ys.append(implied[keep])
+        xs.append(np.asarray(getattr(d, which)[j])[keep])
     if not xs:
         return None
     x, y = np.concatenate(xs), np.concatenate(ys)
@@ -107,11 +103,13 @@ def _plot_curve(ax, curve, xscale, implied, xlabel, ylabel, title, minus=None):
 
 
 def _friction_joints(data) -> list[tuple[int, list[str]]]:
+    """(joint index, friction prefixes) of the joints whose fv or fc stands alone as a base parameter."""
     names = data.names
-    free = ungrouped(names, [p.get("expression", p["name"]) for p in data.result["base_parameters"]])
+    expressions = [p.expression for p in data.record.base_parameters]
     out = []
     for j, joint in enumerate(data.robot.joint_names):
-        prefixes = [p for p in FRICTION_PREFIXES if f"{p}_{joint}" in free]
+        idx = standalone_parameters(names, expressions, joint, "friction")
+        prefixes = [names[k].split("_", 1)[0] for k in idx]
         if any(p in prefixes for p in ("fv", "fc")):
             out.append((j, prefixes))
     return out
@@ -135,8 +133,7 @@ def _friction_figures(data, joints) -> tuple[list, list[str]]:
         curve = friction_curve(
             grid, prefixes, names[j], data.names, data.values, data.covariance, nominal, data.references
         )
-        idx = [data.names.index(f"{p}_{names[j]}") for p in prefixes]
-        plotted.append((j, curve, _implied(data, j, idx, "qd"), prefixes, source))
+        plotted.append((j, curve, _implied(data, j, "tau_friction", "qd"), prefixes, source))
     for group in F.joint_groups(len(plotted)):
         items = [plotted[i] for i in group]
         with F.style():
@@ -179,10 +176,11 @@ def _compensator_figures(data) -> tuple[list, list[str]]:
     robot = data.robot
     units = joint_units(robot)
     names = robot.joint_names
-    expressions = [p.get("expression", p["name"]) for p in data.result["base_parameters"]]
-    runs = _data_runs(data)
+    expressions = [p.expression for p in data.record.base_parameters]
+    runs = data.identification_runs
     if runs:
-        q_ref = np.mean(np.concatenate([r.dataset.processed.q for r in runs]), axis=0)
+        weights = np.array([r.samples for r in runs], dtype=float)
+        q_ref = np.average([[x.q_mean for x in r.ranges] for r in runs], axis=0, weights=weights)
     else:
         q_ref = np.zeros(robot.dof)
     plotted, notes = [], []
@@ -202,7 +200,7 @@ def _compensator_figures(data) -> tuple[list, list[str]]:
         span = max(hi - lo, 1e-9)
         grid = np.linspace(lo - 0.03 * span, hi + 0.03 * span, GRID)
         curve = compensator_curve(robot, j, grid, q_ref, cols, base_idx, data.values, data.covariance, data.references)
-        plotted.append((j, curve, _implied(data, j, base_idx, "q"), source, [data.names[k] for k in base_idx]))
+        plotted.append((j, curve, _implied(data, j, "tau_compensator", "q"), source, [data.names[k] for k in base_idx]))
     figs = []
     for j, curve, implied, source, pnames in plotted:
         u = units[j]

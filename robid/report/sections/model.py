@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from robid.report._compute import DEG
-from robid.report._html import Section, num
+from robid.report.section import Section, count_by, num
 
 
 def _deg_or_si(value, revolute: bool) -> float | None:
@@ -47,48 +47,12 @@ class ModelSection(Section):
 
     def context(self, data) -> dict:
         robot = data.robot
-        result = data.result
+        record = data.record
         model = robot.model
-        structural: dict[str, int] = {}
-        for s in result.get("standard_parameters") or []:
-            structural[s.get("structural_class", "?")] = structural.get(s.get("structural_class", "?"), 0) + 1
-        classes: dict[str, int] = {}
-        for p in result["base_parameters"]:
-            classes[p.get("class", "?")] = classes.get(p.get("class", "?"), 0) + 1
+        structural = count_by(s.structural_class for s in record.standard_parameters)
+        classes = count_by(p.identifiability for p in record.base_parameters)
         base = robot.base_parameters()
-        joints = []
-        for joint in model.joints:
-            rev = joint.revolute
-            lim = joint.limits
-            unit = "deg" if rev else "m"
-            rng = "\u2013"
-            if lim.position is not None:
-                lo, hi = (_deg_or_si(v, rev) for v in lim.position)
-                rng = f"{num(lo)} \u2026 {num(hi)} {unit}"
-            vel = _deg_or_si(lim.velocity, rev)
-            acc = _deg_or_si(lim.acceleration, rev)
-            other = []
-            if joint.drive is not None and joint.drive.rotor_inertia:
-                other.append(f"reflected rotor inertia {num(joint.drive.reflected_inertia)}")
-            if joint.compensator is not None:
-                other.append(f"{joint.compensator.type} compensator")
-            if joint.elasticity is not None:
-                other.append(f"elastic (k = {num(joint.elasticity.stiffness)})")
-            f = joint.friction
-            joints.append(
-                {
-                    "name": joint.name,
-                    "type": joint.type,
-                    "range": rng,
-                    "vel": "\u2013" if vel is None else f"{num(vel)} {unit}/s",
-                    "acc": "\u2013" if acc is None else f"{num(acc)} {unit}/s\u00b2",
-                    "torque": "\u2013" if lim.torque is None else f"{num(lim.torque)} {'N m' if rev else 'N'}",
-                    "gear": "\u2013" if joint.drive is None else num(joint.drive.gear_ratio),
-                    "friction": f"{num(f.viscous)} / {num(f.coulomb)} / {num(f.offset)}",
-                    "other": "; ".join(other),
-                }
-            )
-        est = result.get("estimation") or {}
+        est = record.estimation
         return {
             "name": robot.name,
             "source": model.source or "(in memory)",
@@ -100,15 +64,43 @@ class ModelSection(Section):
             "terms": ", ".join(robot.terms),
             "n_standard": len(robot.parameter_names),
             "structural": ", ".join(f"{n} {c}" for c, n in sorted(structural.items())),
-            "n_base": len(result["base_parameters"]),
+            "n_base": len(record.base_parameters),
             "grouping": "exact rational grouping" if base.exact else "floating-point grouping coefficients",
             "classes": ", ".join(f"{n} {c}" for c, n in sorted(classes.items())),
-            "method": result.get("method", "?"),
-            "condition": num(est.get("condition_number_scaled"))
-            + " (column-scaled), "
-            + num(est.get("condition_number"))
-            + " (raw)"
-            if est.get("condition_number") is not None
+            "method": record.method,
+            "condition": f"{num(est.condition_number_scaled)} (column-scaled), {num(est.condition_number)} (raw)"
+            if est.condition_number is not None
             else None,
-            "joints": joints,
+            "joints": [_joint_row(joint) for joint in model.joints],
         }
+
+
+def _joint_row(joint) -> dict:
+    rev = joint.revolute
+    lim = joint.limits
+    unit = "deg" if rev else "m"
+    rng = "\u2013"
+    if lim.position is not None:
+        lo, hi = (_deg_or_si(v, rev) for v in lim.position)
+        rng = f"{num(lo)} \u2026 {num(hi)} {unit}"
+    vel = _deg_or_si(lim.velocity, rev)
+    acc = _deg_or_si(lim.acceleration, rev)
+    other = []
+    if joint.drive is not None and joint.drive.rotor_inertia:
+        other.append(f"reflected rotor inertia {num(joint.drive.reflected_inertia)}")
+    if joint.compensator is not None:
+        other.append(f"{joint.compensator.type} compensator")
+    if joint.elasticity is not None:
+        other.append(f"elastic (k = {num(joint.elasticity.stiffness)})")
+    f = joint.friction
+    return {
+        "name": joint.name,
+        "type": joint.type,
+        "range": rng,
+        "vel": "\u2013" if vel is None else f"{num(vel)} {unit}/s",
+        "acc": "\u2013" if acc is None else f"{num(acc)} {unit}/s\u00b2",
+        "torque": "\u2013" if lim.torque is None else f"{num(lim.torque)} {'N m' if rev else 'N'}",
+        "gear": "\u2013" if joint.drive is None else num(joint.drive.gear_ratio),
+        "friction": f"{num(f.viscous)} / {num(f.coulomb)} / {num(f.offset)}",
+        "other": "; ".join(other),
+    }

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from robid.report._html import Section, num
+from robid.report.section import Section, num
 
 CLASS_LEVEL = {"well-identified": "good", "poorly-identified": "warn", "barely-excited": "bad"}
 
@@ -45,60 +43,51 @@ std is that of the {{ std_of }} estimate.</p>
 """
 
     def context(self, data) -> dict:
-        params = data.result["base_parameters"]
+        record = data.record
+        params = record.base_parameters
         k = data.thresholds.reference_sigma
         refs = data.references
-        std = np.sqrt(np.clip(np.diag(data.covariance), 0.0, None))
         nominal = data.nominal
-        rows = []
-        flagged = 0
-        unconstrained = any("unconstrained_value" in p for p in params)
-        for i, p in enumerate(params):
-            value = data.values[i]
-            s = p.get("std", std[i])
-            s = std[i] if s is None else s
-            ref_cells = []
-            row_flag = False
-            for ref in refs.values():
-                rv = float(ref[i])
-                z = abs(value - rv) / s if math.isfinite(rv) and s and s > 0 else None
-                if math.isfinite(rv) and s == 0:
-                    z = math.inf if value != rv else 0.0
-                flag = z is not None and z > k
-                row_flag = row_flag or flag
-                ref_cells.append({"value": rv, "z": z, "flag": flag})
-            flagged += row_flag
-            cls = p.get("class", "")
-            rows.append(
-                {
-                    "name": p["name"],
-                    "expression": p.get("expression", p["name"]),
-                    "grouped": "".join(p.get("expression", p["name"]).split()) != p["name"],
-                    "value": value,
-                    "std": s,
-                    "rel": p.get("relative_std_percent"),
-                    "cls": cls,
-                    "level": CLASS_LEVEL.get(cls, ""),
-                    "nominal": nominal[i],
-                    "unconstrained": p.get("unconstrained_value"),
-                    "refs": ref_cells,
-                    "flag": row_flag,
-                    "correlated": ", ".join(p.get("correlated_with") or []),
-                }
-            )
-        method = data.result.get("method", "?")
-        est = (data.result.get("estimation") or {}).get("method", method)
+        rows = [_row(i, p, nominal[i], refs, k) for i, p in enumerate(params)]
         return {
             "intro": (
-                f"{len(params)} base parameters, values by {method}. Each base parameter is named after the "
+                f"{len(params)} base parameters, values by {record.method}. Each base parameter is named after the "
                 "standard parameter it is grouped on; the expression lists what it stands for."
             ),
             "rows": rows,
             "refs": list(refs),
             "ref_labels": " / ".join(refs),
-            "flagged_total": flagged,
+            "flagged_total": sum(r["flag"] for r in rows),
             "k": num(k),
-            "unconstrained": unconstrained,
+            "unconstrained": any(p.unconstrained_value is not None for p in params),
             "correlated": any(r["correlated"] for r in rows),
-            "std_of": est,
+            "std_of": record.estimation.method,
         }
+
+
+def _row(i: int, p, nominal: float, refs: dict, k: float) -> dict:
+    """One table row; a reference further than k std from the value is flagged (an exactly known value, std 0,
+    is flagged when it differs at all)."""
+    s = p.std
+    ref_cells = []
+    for ref in refs.values():
+        rv = float(ref[i])
+        z = abs(p.value - rv) / s if math.isfinite(rv) and s else None
+        if math.isfinite(rv) and s == 0:
+            z = math.inf if p.value != rv else 0.0
+        ref_cells.append({"value": rv, "z": z, "flag": z is not None and z > k})
+    return {
+        "name": p.name,
+        "expression": p.expression,
+        "grouped": p.grouped,
+        "value": p.value,
+        "std": s,
+        "rel": p.relative_std_percent,
+        "cls": p.identifiability,
+        "level": CLASS_LEVEL.get(p.identifiability, ""),
+        "nominal": nominal,
+        "unconstrained": p.unconstrained_value,
+        "refs": ref_cells,
+        "flag": any(c["flag"] for c in ref_cells),
+        "correlated": ", ".join(p.correlated_with),
+    }

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robid.report._html import Section, num
+from robid.report.section import Section, count_by, num
 
 LEVEL_TEXT = {"good": "GOOD", "warn": "CHECK", "bad": "POOR", "info": "NOTE"}
 _ORDER = {"info": 0, "good": 1, "warn": 2, "bad": 3}
@@ -35,16 +35,10 @@ def nrmse_level(value, thresholds) -> str:
 def fit_quality(data) -> tuple[Verdict, dict]:
     th = data.thresholds
     joints = data.robot.joint_names
-    columns = []  # (label, [nrmse per joint])
-    for run in data.runs:
-        if run.metrics:
-            columns.append(
-                (run.role, Path(run.source).name, [m.get("nrmse_percent") for m in run.metrics["per_joint"]])
-            )
-    if not any(r.role == "identification" and r.metrics for r in data.runs) and data.result.get("metrics"):
-        columns.insert(
-            0, ("identification", "all files", [m.get("nrmse_percent") for m in data.result["metrics"]["per_joint"]])
-        )
+    record = data.record
+    columns = [(run.role, Path(run.file).name, list(run.fit.nrmse_percent())) for run in data.runs]
+    if not record.data:
+        columns.insert(0, ("identification", "all files", list(record.metrics.nrmse_percent())))
     val = [c for c in columns if c[0] == "validation"]
     judged = val or [c for c in columns if c[0] == "identification"]
     worst = [max((c[2][j] for c in judged if c[2][j] is not None), default=None) for j in range(len(joints))]
@@ -77,29 +71,24 @@ def fit_quality(data) -> tuple[Verdict, dict]:
 
 
 def identifiability(data) -> Verdict:
-    params = data.result["base_parameters"]
-    counts: dict[str, int] = {}
-    for p in params:
-        counts[p.get("class", "?")] = counts.get(p.get("class", "?"), 0) + 1
-    th = data.result.get("thresholds") or {}
-    pairs = data.result.get("correlated_pairs") or []
-    weak = len(params) - counts.get("well-identified", 0)
+    record = data.record
+    params = record.base_parameters
+    counts = count_by(p.identifiability for p in params)
+    th = record.thresholds
+    pairs = record.correlated_pairs
+    weak = len(params) - counts["well-identified"]
     level = "good" if weak == 0 and not pairs else ("bad" if weak > len(params) / 2 else "warn")
     head = ", ".join(f"{n} {c}" for c, n in sorted(counts.items(), key=lambda kv: -kv[1]))
-    details = []
-    if th:
-        details.append(
-            f"well-identified: relative std < {num(th.get('poor_relative_std_percent'))} %; barely-excited: "
-            "the data hardly excite the parameter even alone; correlated: |corr| > "
-            f"{num(th.get('correlation'))}"
-        )
-    structural: dict[str, int] = {}
-    for s in data.result.get("standard_parameters") or []:
-        structural[s.get("structural_class", "?")] = structural.get(s.get("structural_class", "?"), 0) + 1
+    details = [
+        f"well-identified: relative std < {num(th.poor_relative_std_percent)} %; barely-excited: "
+        "the data hardly excite the parameter even alone; correlated: |corr| > "
+        f"{num(th.correlation)}"
+    ]
+    structural = count_by(s.structural_class for s in record.standard_parameters)
     if structural:
         details.append("standard parameters: " + ", ".join(f"{n} {c}" for c, n in sorted(structural.items())))
     if pairs:
-        shown = ", ".join(f"{p['first']} ~ {p['second']} ({num(p['correlation'], 3)})" for p in pairs[:12])
+        shown = ", ".join(f"{p.first} ~ {p.second} ({num(p.correlation, 3)})" for p in pairs[:12])
         more = f" and {len(pairs) - 12} more" if len(pairs) > 12 else ""
         details.append(f"{len(pairs)} strongly correlated pair(s): {shown}{more}")
     else:
@@ -108,89 +97,81 @@ def identifiability(data) -> Verdict:
 
 
 def physical_consistency(data) -> Verdict:
-    ph = data.result.get("physical_consistency")
-    ce = data.result.get("consistent_estimate")
+    ph = data.record.physical_consistency
+    ce = data.record.consistent_estimate
+    solved = ce is not None and ce.solved
     details = []
     if ce is not None:
-        if ce.get("solved"):
-            details.append(f"the reported values are the physically consistent estimate ({ce.get('method')})")
+        if ce.solved:
+            details.append(f"the reported values are the physically consistent estimate ({ce.method})")
         else:
             details.append(
-                f"the physically consistent estimate failed ({ce.get('status')}); the reported values are the "
+                f"the physically consistent estimate failed ({ce.status}); the reported values are the "
                 "unconstrained estimate"
             )
     if ph is None:
-        level = "good" if ce and ce.get("solved") else "info"
+        level = "good" if solved else "info"
         return Verdict("Physical consistency", level, "not checked for the unconstrained estimate", details)
-    of = ph.get("of", "unconstrained")
-    if ph.get("consistent"):
+    of = ph.of
+    if ph.consistent:
         level, head = "good", f"the {of} estimate has a physically consistent standard parameter set"
-    elif ph.get("consistent") is None or not ph.get("solved", True):
+    elif ph.consistent is None or not ph.solved:
         level, head = "info", f"the check of the {of} estimate did not conclude"
     else:
-        compatible = ph.get("statistically_compatible")
-        d = ph.get("mahalanobis")
-        dist = f" (Mahalanobis distance {num(d, 3)})" if d is not None else ""
-        if compatible:
+        dist = f" (Mahalanobis distance {num(ph.mahalanobis, 3)})" if ph.mahalanobis is not None else ""
+        if ph.statistically_compatible:
             level = "good"
             head = (
                 f"the {of} estimate is consistent within its uncertainty: it is not itself physically consistent, "
                 f"but the nearest consistent set lies within its uncertainty{dist}"
             )
         else:
-            level = "warn" if ce and ce.get("solved") else "bad"
+            level = "warn" if solved else "bad"
             head = f"the {of} estimate has no physically consistent standard set"
-            if compatible is not None:
+            if ph.statistically_compatible is not None:
                 head += f"; the nearest consistent set lies outside the estimate's uncertainty{dist}"
-    moved = ph.get("moved") or []
-    if moved:
+    if ph.moved:
         details.append(
             "parameters the nearest consistent set moves most: "
-            + ", ".join(f"{m['name']} {num(m['value'], 3)} \u2192 {num(m['nearest_consistent'], 3)}" for m in moved[:6])
+            + ", ".join(f"{m.name} {num(m.value, 3)} \u2192 {num(m.nearest_consistent, 3)}" for m in ph.moved[:6])
         )
-    details += list(ph.get("notes") or [])[:3]
+    details += list(ph.notes)[:3]
     return Verdict("Physical consistency", level, head, details)
 
 
+def _rejected_parts(run) -> list[str]:
+    parts = [f"{len(run.dropped_rows)} of {run.samples_read} rows dropped"]
+    if run.rejected_periods:
+        parts.append(
+            f"period(s) {', '.join(map(str, run.rejected_periods))} of "
+            f"{run.n_periods + len(run.rejected_periods)} left out"
+        )
+    if any(run.unused_rows_per_joint):
+        parts.append(f"unused (sample, joint) rows per joint {', '.join(map(str, run.unused_rows_per_joint))}")
+    if any(run.trimmed_samples):
+        parts.append(f"{run.trimmed_samples[0]} + {run.trimmed_samples[1]} samples trimmed at the filter edges")
+    if run.standstill_s:
+        parts.append(f"{len(run.standstill_s)} standstill segment(s) not used")
+    return parts
+
+
 def data_rejected(data) -> Verdict:
-    details = []
-    total_dropped = 0
-    anything = False
-    for run in data.runs:
-        s = run.summary
-        name = Path(run.source).name
-        if s is None:
-            details.append(f"{run.role} {name}: no signal-stage summary ({run.missing or 'not available'})")
-            continue
-        dropped = len(s.get("dropped_rows") or [])
-        total_dropped += dropped
-        parts = [f"{dropped} of {s.get('samples_read', '?')} rows dropped"]
-        rejected = s.get("rejected_periods") or []
-        if rejected:
-            parts.append(
-                f"period(s) {', '.join(map(str, rejected))} of {s.get('n_periods', 0) + len(rejected)} left out"
-            )
-        unused = s.get("unused_rows_per_joint") or []
-        if any(unused):
-            parts.append(f"unused (sample, joint) rows per joint {', '.join(map(str, unused))}")
-        trimmed = s.get("trimmed_samples") or [0, 0]
-        if any(trimmed):
-            parts.append(f"{trimmed[0]} + {trimmed[1]} samples trimmed at the filter edges")
-        if s.get("standstill_s"):
-            parts.append(f"{len(s['standstill_s'])} standstill segment(s) not used")
-        anything = anything or dropped or rejected or any(unused) or any(trimmed)
-        details.append(f"{run.role} {name}: " + "; ".join(parts))
-    if not data.runs:
-        return Verdict("Data rejected", "info", "no data summary in the result", details)
-    periods = sum(len((r.summary or {}).get("rejected_periods") or []) for r in data.runs)
-    unused = sum(sum((r.summary or {}).get("unused_rows_per_joint") or []) for r in data.runs)
-    parts = [f"{total_dropped} row(s) dropped while reading"]
+    runs = data.runs
+    if not runs:
+        return Verdict("Data rejected", "info", "no data summary in the result", [])
+    details = [f"{run.role} {Path(run.file).name}: " + "; ".join(_rejected_parts(run)) for run in runs]
+    dropped = sum(len(r.dropped_rows) for r in runs)
+    periods = sum(len(r.rejected_periods) for r in runs)
+    unused = sum(sum(r.unused_rows_per_joint) for r in runs)
+    trimmed = sum(sum(r.trimmed_samples) for r in runs)
+    anything = dropped or periods or unused or trimmed
+    parts = [f"{dropped} row(s) dropped while reading"]
     if periods:
         parts.append(f"{periods} period(s) left out of averages")
     if unused:
         parts.append(f"{unused} (sample, joint) rows not used")
     head = ("; ".join(parts) + " (details in Data quality)") if anything else "nothing dropped, left out or trimmed"
-    level = "warn" if total_dropped else ("info" if anything else "good")
+    level = "warn" if dropped else ("info" if anything else "good")
     return Verdict("Data rejected", level, head, details)
 
 

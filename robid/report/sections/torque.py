@@ -1,47 +1,37 @@
 """Predicted versus measured torque per joint on every identification and validation run: the prediction with
-its 95 % band (robid.estimation.prediction_bands: parameter uncertainty plus the residual noise of each joint),
-the residual, and the residual spectrum."""
+its 95 % band (parameter uncertainty plus the residual noise of each joint), the residual, and the residual
+spectrum, all as identification recorded them (robid.identification.recording)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 
 from robid.report import _figures as F
-from robid.report._compute import amplitude_spectrum, band_coverage, joint_units
-from robid.report._html import Section, num
+from robid.report._compute import joint_units
+from robid.report.section import Section, num
 
 K95 = 1.96
 
 
 def _run_arrays(data, run) -> dict:
-    from robid.estimation import prediction_bands
+    """The run's display series as arrays (rows the data selection left out are NaN: not drawn)."""
+    d = run.display
+    mask = np.asarray(d.used, dtype=bool).T
+    std_total = np.sqrt(d.array("tau_std_model") ** 2 + data.sigma[None, :] ** 2)
 
-    d = run.dataset
-    p = d.processed
-    bands = prediction_bands(d.W, values=data.values, covariance=data.covariance, sigma=data.sigma)
-    lo, hi = bands.interval(K95, total=True)
-    mask = np.asarray(p.keep, dtype=bool)
-    coverage = band_coverage(d.tau, lo, hi, mask)
-
-    def used(x):  # rows the data selection left out have a zeroed regressor: not drawn
+    def used(x):
         return np.where(mask, x, np.nan)
 
+    predicted = d.array("tau_predicted")
+    measured = d.array("tau_measured")
+    t = np.asarray(d.t)
     return {
-        "t": np.asarray(p.t) - float(p.t[0]),
-        "measured": used(d.tau),
-        "predicted": used(bands.mean),
-        "lo": used(lo),
-        "hi": used(hi),
-        "std_model": bands.std_model,
-        "residual": used(d.tau - bands.mean),
-        "mask": mask,
-        "coverage": coverage,
-        "periodic": p.mode in ("periodic", "rest-to-rest") and p.period is not None,
-        "rate": p.sample_rate,
-        "noise": np.asarray(p.noise.tau_std_processed, dtype=float),
-        "processed": p,
+        "t": t - float(t[0]),
+        "measured": used(measured),
+        "predicted": used(predicted),
+        "lo": used(predicted - K95 * std_total),
+        "hi": used(predicted + K95 * std_total),
+        "residual": used(measured - predicted),
     }
 
 
@@ -60,7 +50,7 @@ def _time_figures(data, run, a) -> list:
     units = joint_units(data.robot)
     t = a["t"]
     sl = F.decimate_for_display(t.size)
-    xlabel = "time in the averaged period [s]" if a["periodic"] else "time from the start of the used record [s]"
+    xlabel = _time_label(run)
     figs = []
     for group in F.joint_groups(data.robot.dof):
         with F.style():
@@ -89,10 +79,10 @@ def _time_figures(data, run, a) -> list:
                 ax.plot(t[sl], a["measured"][sl, j], color=F.MEASURED, lw=1.0, label="measured")
                 ax.plot(t[sl], a["predicted"][sl, j], color=F.PREDICTED, lw=1.1, ls="--", label="predicted")
                 ax.set_ylabel(f"{names[j]} [{units[j].torque}]")
-                m = run.metrics["per_joint"][j] if run.metrics else {}
+                m = run.fit.per_joint[j]
                 ax.set_title(
-                    f"{names[j]}: NRMSE {num(m.get('nrmse_percent'), 3)} %, RMS error {num(m.get('rms'), 3)} "
-                    f"{units[j].torque}, {num(a['coverage'][j], 3)} % of samples inside the band",
+                    f"{names[j]}: NRMSE {num(m.nrmse_percent, 3)} %, RMS error {num(m.rms, 3)} "
+                    f"{units[j].torque}, {num(m.inside_band_percent, 3)} % of samples inside the band",
                     loc="left",
                 )
                 ax.tick_params(labelbottom=False)
@@ -127,29 +117,22 @@ def _time_figures(data, run, a) -> list:
     return figs
 
 
-def _spectrum_figure(data, run, a):
+def _spectrum_figure(data, run):
     names = data.robot.joint_names
     units = joint_units(data.robot)
     dof = data.robot.dof
-    freq, spec = amplitude_spectrum(np.nan_to_num(a["residual"]), a["rate"], a["periodic"])
-    _, meas = amplitude_spectrum(np.nan_to_num(a["measured"]), a["rate"], a["periodic"])
-    p = a["processed"]
-    if p.harmonics and p.period:
-        fmax = 1.15 * max(p.harmonics) / p.period
-    elif p.cutoff_hz:
-        fmax = 2.0 * p.cutoff_hz
-    else:
-        fmax = freq[-1]
-    keep = (freq > 0) & (freq <= fmax)
-    f = freq[keep]
+    sp = run.spectrum
+    f = np.asarray(sp.frequency_hz)
+    spec = np.asarray(sp.residual, dtype=float).T
+    meas = np.asarray(sp.measured, dtype=float).T
     # bins the processing removed are exactly zero in both spectra: leave them out of a log plot
-    floor = 1e-12 * max(float(np.max(meas[keep], initial=0.0)), 1e-300)
-    spec = np.where(spec[keep] > floor, spec[keep], np.nan)
-    meas = np.where(meas[keep] > floor, meas[keep], np.nan)
+    floor = 1e-12 * max(float(np.max(meas, initial=0.0)), 1e-300)
+    spec = np.where(spec > floor, spec, np.nan)
+    meas = np.where(meas > floor, meas, np.nan)
     excited = None
     traj = data.trajectory.trajectory if data.trajectory is not None else None
     # shade the excited band only for a run of that trajectory (a validation run may have its own period)
-    if traj is not None and a["periodic"] and abs(p.period - traj.period) <= 1e-3 * traj.period:
+    if traj is not None and run.periodic and abs(run.period_s - traj.period) <= 1e-3 * traj.period:
         excited = (0.8 / traj.period, (traj.harmonics + 0.2) / traj.period)
     ncols = min(3, dof)
     nrows = -(-dof // ncols)
@@ -183,27 +166,31 @@ def _spectrum_figure(data, run, a):
         )
 
 
-def _table(data, run, a) -> list[dict]:
+def _time_label(run) -> str:
+    if run.n_periods > 1:
+        return "time in the averaged period [s]"
+    if run.periodic:
+        return "time in the period [s]"
+    return "time from the start of the used record [s]"
+
+
+def _table(data, run) -> list[dict]:
     rows = []
     units = joint_units(data.robot)
-    for j, name in enumerate(data.robot.joint_names):
-        m = run.metrics["per_joint"][j] if run.metrics else {}
-        mask = a["mask"][:, j]
-        meas_rms = float(np.sqrt(np.mean(np.square(a["measured"][mask, j])))) if mask.any() else None
-        noise = a["noise"][j] if j < a["noise"].size else None
-        rms = m.get("rms")
+    noise = run.noise.tau_std_processed
+    for j, m in enumerate(run.fit.per_joint):
         rows.append(
             {
-                "joint": name,
+                "joint": m.joint,
                 "unit": units[j].torque,
-                "measured_rms": meas_rms,
-                "rms": rms,
-                "nrmse": m.get("nrmse_percent"),
-                "max": m.get("max_error"),
-                "coverage": float(a["coverage"][j]),
-                "model_std": float(np.mean(a["std_model"][mask, j])) if mask.any() else None,
-                "noise": noise,
-                "ratio": rms / noise if rms is not None and noise else None,
+                "measured_rms": m.measured_rms,
+                "rms": m.rms,
+                "nrmse": m.nrmse_percent,
+                "max": m.max_error,
+                "coverage": m.inside_band_percent,
+                "model_std": m.mean_model_std,
+                "noise": noise[j],
+                "ratio": m.rms / noise[j] if m.rms is not None and noise[j] else None,
             }
         )
     return rows
@@ -219,7 +206,6 @@ residual standard deviation per joint of the identification fit ({{ sigma }}). A
 should fall inside it; far fewer means the model or the noise level is wrong for that run.</p>
 {% for r in runs %}
 <h3>{{ r.label }}</h3>
-{% if r.missing %}<p class="note">No plots: {{ r.missing }}.</p>{% else %}
 <div class="table-wrap"><table>
 <thead><tr><th>joint</th><th>measured RMS</th><th>residual RMS</th><th>NRMSE</th><th>max |residual|</th>
 <th>inside 95 % band</th><th>mean model std</th><th>noise std (processed)</th><th>residual / noise</th></tr></thead>
@@ -235,7 +221,6 @@ should fall inside it; far fewer means the model or the noise level is wrong for
 <p class="caption">Residual / noise near 1: the model explains everything but the measurement noise; much
 larger: unmodelled dynamics (or a noise estimate that misses part of the noise).</p>
 {% for f in r.figures %}{{ f }}{% endfor %}
-{% endif %}
 {% endfor %}
 {% if not runs %}<p class="note">No measurement data available for plots.</p>{% endif %}
 """
@@ -243,20 +228,11 @@ larger: unmodelled dynamics (or a noise estimate that misses part of the noise).
     def context(self, data) -> dict:
         runs = []
         for run in data.runs:
-            if run.dataset is None:
-                runs.append({"label": run.label, "missing": run.missing or "data not available"})
-                continue
             a = _run_arrays(data, run)
             figures = _time_figures(data, run, a)
-            figures.append(_spectrum_figure(data, run, a))
-            runs.append(
-                {
-                    "label": f"{run.role}: {Path(run.source).name}",
-                    "missing": None,
-                    "table": _table(data, run, a),
-                    "figures": figures,
-                }
-            )
+            if run.spectrum is not None:
+                figures.append(_spectrum_figure(data, run))
+            runs.append({"label": run.label, "table": _table(data, run), "figures": figures})
         sigma = ", ".join(f"{n} {num(s, 3)}" for n, s in zip(data.robot.joint_names, data.sigma, strict=False))
         stored = np.any(np.asarray(data.sigma) > 0)
         return {"runs": runs, "k": num(K95), "sigma": sigma if stored else "not stored in the result: taken as 0"}

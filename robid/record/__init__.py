@@ -1,0 +1,40 @@
+"""Typed records that travel between robid's stages and files: frozen dataclasses with a JSON form.
+
+* :mod:`robid.record.identification` -- :class:`IdentificationRecord`, what identification returns and RESULT.json
+  serialises (schema ``MAJOR.MINOR``; readers refuse an unknown major version);
+* :mod:`robid.record.codec` -- the generic conversion of frozen dataclasses to JSON-ready data and back.
+
+This package imports nothing of robid but its errors: a RESULT.json can be read without the numerical stack.
+"""
+
+from robid.record.identification import (
+    SCHEMA_VERSION,
+    BalancerCollinearity,
+    BaseParameter,
+    DisplaySeries,
+    IdentificationRecord,
+    JointFit,
+    JointRange,
+    ProcessingSettings,
+    ProcessingSummary,
+    ResidualSpectrum,
+    RunRecord,
+    StandardParameter,
+    TorqueFit,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BalancerCollinearity",
+    "BaseParameter",
+    "DisplaySeries",
+    "IdentificationRecord",
+    "JointFit",
+    "JointRange",
+    "ProcessingSettings",
+    "ProcessingSummary",
+    "ResidualSpectrum",
+    "RunRecord",
+    "StandardParameter",
+    "TorqueFit",
+]

@@ -1,0 +1,174 @@
+"""Frozen dataclass records to JSON-ready plain data and back, driven by the fields' type annotations.
+
+Plain data are what :func:`json.dumps` writes: dict, list, str, int, float, bool, None. Supported field types:
+``str``, ``int``, ``float``, ``bool``, ``X | None``, ``tuple[X, ...]``, ``tuple[X, Y]``, ``dict[str, X]``,
+``typing.Any`` (a JSON value, passed through) and nested dataclasses.
+
+A record never holds NaN or infinity (JSON has neither): a quantity that is not available is ``None``, and
+:func:`to_plain` refuses a non-finite float, naming the field. Floats are written by ``repr``, so a record read
+back from its JSON equals the record written.
+
+Field metadata (``dataclasses.field(metadata=...)``):
+
+* ``"json"``: the key in the JSON object when it differs from the field name (``class`` is a Python keyword);
+* ``"omit_none"``: leave the key out when the value is None (reading a missing key gives the default);
+* ``"extra"``: a ``tuple[tuple[str, float | None], ...]`` field that holds the numeric keys of the JSON object
+  that are not fields (e.g. reference columns such as ``truth`` beside a parameter's ``value``).
+
+A class may define ``_derived_plain(self) -> dict``: keys computed from its fields, added when writing and
+skipped (listed in ``_DERIVED_KEYS``) when reading. Keys that are neither fields nor derived are ignored when
+reading, so that a reader of schema 1.x reads a file of a later 1.y (new keys are additions).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from functools import cache
+from typing import Any
+
+from robid.errors import RobidInputError
+
+
+def to_plain(obj: Any, path: str = "") -> Any:
+    """The JSON-ready form of a record (or of any value a record field may hold)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return _dataclass_to_plain(obj, path)
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise ValueError(f"{path or 'record'}: {obj} is not a JSON number (use None for 'not available')")
+        return float(obj)
+    if isinstance(obj, tuple | list):
+        return [to_plain(v, f"{path}[{k}]") for k, v in enumerate(obj)]
+    if isinstance(obj, dict):
+        return {str(k): to_plain(v, f"{path}.{k}") for k, v in obj.items()}
+    raise TypeError(f"{path or 'record'}: {type(obj).__name__} is not a record value")
+
+
+def _dataclass_to_plain(obj: Any, path: str) -> dict:
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if f.metadata.get("extra"):
+            out.update({label: to_plain(v, f"{path}.{label}") for label, v in value})
+            continue
+        if value is None and f.metadata.get("omit_none"):
+            continue
+        key = f.metadata.get("json", f.name)
+        out[key] = to_plain(value, f"{path}.{key}" if path else key)
+    derived = getattr(obj, "_derived_plain", None)
+    if derived is not None:
+        out.update(derived())
+    return out
+
+
+def from_plain(cls: type, data: Any, where: str) -> Any:
+    """The record of type ``cls`` described by ``data``; errors name ``where`` (the file) and the key path."""
+    try:
+        return _convert(cls, data, "")
+    except _PathError as exc:
+        path, message = exc.args
+        raise RobidInputError(f"{where}: {path + ': ' if path else ''}{message}") from None
+
+
+class _PathError(Exception):
+    """(key path, message) of malformed data; from_plain turns it into one RobidInputError line."""
+
+
+def _key(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _convert(tp: Any, data: Any, path: str) -> Any:
+    if tp is Any:
+        return data
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(tp)
+        if data is None and type(None) in options:
+            return None
+        rest = [o for o in options if o is not type(None)]
+        if len(rest) != 1:
+            raise TypeError(f"{path}: unsupported union {tp}")
+        return _convert(rest[0], data, path)
+    if origin is tuple:
+        return _tuple(tp, data, path)
+    if origin is dict:
+        if not isinstance(data, dict):
+            raise _error(path, "an object", data)
+        _, value_type = typing.get_args(tp)
+        return {str(k): _convert(value_type, v, _key(path, str(k))) for k, v in data.items()}
+    if dataclasses.is_dataclass(tp):
+        return _dataclass(tp, data, path)
+    return _scalar(tp, data, path)
+
+
+def _tuple(tp: Any, data: Any, path: str) -> tuple:
+    if not isinstance(data, list):
+        raise _error(path, "a list", data)
+    args = typing.get_args(tp)
+    if len(args) == 2 and args[1] is Ellipsis:
+        return tuple(_convert(args[0], v, f"{path}[{k}]") for k, v in enumerate(data))
+    if len(args) != len(data):
+        raise _error(path, f"a list of {len(args)}", data)
+    return tuple(_convert(a, v, f"{path}[{k}]") for k, (a, v) in enumerate(zip(args, data, strict=True)))
+
+
+def _scalar(tp: Any, data: Any, path: str) -> Any:
+    if tp is float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            raise _error(path, "a number", data)
+        return float(data)
+    if tp is int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise _error(path, "an integer", data)
+        return data
+    if tp is bool:
+        if not isinstance(data, bool):
+            raise _error(path, "true or false", data)
+        return data
+    if tp is str:
+        if not isinstance(data, str):
+            raise _error(path, "a string", data)
+        return data
+    raise TypeError(f"{path}: unsupported field type {tp}")
+
+
+def _dataclass(cls: type, data: Any, path: str) -> Any:
+    if not isinstance(data, dict):
+        raise _error(path, "an object", data)
+    hints = _hints(cls)
+    fields = dataclasses.fields(cls)
+    known = {f.metadata.get("json", f.name) for f in fields} | set(getattr(cls, "_DERIVED_KEYS", ()))
+    kwargs: dict[str, Any] = {}
+    for f in fields:
+        if f.metadata.get("extra"):
+            kwargs[f.name] = tuple(
+                (k, None if v is None else float(v))
+                for k, v in data.items()
+                if k not in known and (v is None or (isinstance(v, int | float) and not isinstance(v, bool)))
+            )
+            continue
+        key = f.metadata.get("json", f.name)
+        if key not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise _PathError(path, f"key {key!r} missing")
+            continue
+        kwargs[f.name] = _convert(hints[f.name], data[key], _key(path, key))
+    return cls(**kwargs)
+
+
+def _error(path: str, expected: str, got: Any) -> _PathError:
+    text = repr(got)
+    return _PathError(path, f"expected {expected}, got {text[:60]}{'...' if len(text) > 60 else ''}")

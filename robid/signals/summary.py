@@ -1,0 +1,43 @@
+"""What the signal stage did to one measurement, as a record (:class:`robid.record.ProcessingSummary`): the
+path taken, the band kept, the noise estimated, every row dropped or left unused, and the account of each step.
+``robid process --summary`` writes it; identification extends it into a run record of RESULT.json."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robid.record.identification import DroppedSample, NoiseLevels, ProcessingSummary, finite, finite_tuple
+from robid.signals.records import ProcessedSignals
+
+
+def processing_summary(p: ProcessedSignals) -> ProcessingSummary:
+    """The summary record of processed signals ``p``."""
+    nz = p.noise
+    return ProcessingSummary(
+        mode=p.mode,
+        samples=p.n_samples,
+        sample_rate_hz=float(p.sample_rate),
+        period_s=finite(p.period),
+        period_source=p.period_source,
+        n_periods=int(p.n_periods),
+        rejected_periods=tuple(int(k) for k in p.rejected_periods),
+        harmonics=tuple(int(h) for h in p.harmonics) if p.harmonics is not None else None,
+        cutoff_hz=finite(p.cutoff_hz),
+        segment_s=(float(p.segment[0]), float(p.segment[1])) if p.segment else None,
+        trimmed_samples=(int(p.trimmed[0]), int(p.trimmed[1])),
+        standstill_s=tuple((float(a), float(b)) for a, b in p.standstill),
+        unused_rows_per_joint=tuple(int(x) for x in np.count_nonzero(~p.keep, axis=0)),
+        noise=NoiseLevels(
+            method=nz.method,
+            q_std=finite_tuple(nz.q_std),
+            tau_std=finite_tuple(nz.tau_std),
+            q_std_processed=finite_tuple(nz.q_std_processed),
+            qd_std_processed=finite_tuple(nz.qd_std_processed),
+            qdd_std_processed=finite_tuple(nz.qdd_std_processed),
+            tau_std_processed=finite_tuple(nz.tau_std_processed),
+        ),
+        dropped_rows=tuple(DroppedSample(r.file, int(r.row), int(r.sample), r.reason) for r in p.dropped.rows),
+        samples_read=int(p.dropped.samples_read),
+        notes=tuple(p.notes),
+        method=tuple(p.method.splitlines()),
+    )
