@@ -73,7 +73,7 @@ def print_summary(data: dict, out) -> None:
           + ", ".join(f"{m['joint']} {m['nrmse_percent']:.2f}" for m in v["per_joint"]) + "\n")
     for pair in data["correlated_pairs"][:10]:
         w(f"strongly correlated: {pair['first']} ~ {pair['second']} (corr {pair['correlation']:+.3f})\n")
-    from robid.identification.compensator import summary_lines
+    from robid.identification.balancer import summary_lines
 
     for line in summary_lines(data.get("compensator")):
         w(line + "\n")

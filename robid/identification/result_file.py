@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.identification.compensator import compensator_section
+from robid.identification.balancer import compensator_section
 from robid.identification.identify import IdentificationResult
 from robid.io.files import read_json, write_atomic
 from robid.signals import summary as signals_summary
