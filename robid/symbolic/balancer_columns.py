@@ -1,9 +1,11 @@
-"""Gravity-compensator (balancer) regressor columns (interfaces.md section 1.2).
+"""Gravity-compensator (balancer) regressor columns (interfaces.md section 1.2, docs/compensator.md section 1).
 
 A balancer acts between ``base_point`` (fixed in the previous body, frame i-1) and ``link_point`` (fixed in
 joint i's body, frame i) with a force F(l) along the line, F > 0 pushing apart; the motor supplies on top of
-the rigid-body torque tau_comp = -F(l) dl/dq. With P(q) = T_{i-1,i}(q) link_point and
-l^2 = |P(q) - base_point|^2 (polynomial in sin/cos of q), l dl/dq = (1/2) d(l^2)/dq:
+the rigid-body torque tau_comp = -F(l) dl/dq. The geometry and the force laws are robid.model.balancer's,
+evaluated here in exact arithmetic (:data:`EXACT`): with s = sin(q + offset), c = cos(q + offset) the anchor
+vector d(q) is polynomial in s, c, so l^2 = d . d and l dl/dq = d . dd/dq are expanded polynomials and
+l = sqrt(l^2):
 
 - spring, F = k (l0 - l):  tau = k * (l dl/dq) + (k l0) * (-dl/dq), linear in (k, k l0), parameters
   ``comp_k_J`` and ``comp_kl0_J``;
@@ -14,8 +16,6 @@ l^2 = |P(q) - base_point|^2 (polynomial in sin/cos of q), l dl/dq = (1/2) d(l^2)
   ``comp_b<k>_J``. A two-point balancer's torque is odd about the angle q_s at which the link point crosses the
   line through the base point and the joint axis, so only these sines belong in the basis (Assadi notes,
   section 2.5: with q_s = 90 deg the terms are -cos q, -sin 2q, cos 3q, ...; a cos 2q term is wrong).
-
-For a revolute joint d/dq = c d/ds - s d/dc on polynomials in s = sin(q + offset), c = cos(q + offset).
 """
 
 from __future__ import annotations

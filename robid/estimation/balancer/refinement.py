@@ -152,11 +152,8 @@ def refine_nonlinear_compensator(
 
     W, tau, names = _lsq.check_problem(W, tau, names)
     free, start = _checked_request(names, compensator, free, start)
-    n, dof, nb = W.shape
     c = names.index(compensator)
-    W0 = np.array(W)
-    W0[:, :, c] = _checked_column(column, start, (n, dof))
-    linear = estimate(W0, tau, names, method="wls")
+    W0, linear = _linear_start(W, tau, names, c, column, start)
     weights = linear.weights if joint_weights is None else np.asarray(joint_weights, dtype=float)
     x_scale = np.array([abs(start[f]) if start[f] != 0 else 1.0 for f in free])
     lo, hi = _box(free, start, x_scale, bounds)
@@ -166,23 +163,20 @@ def refine_nonlinear_compensator(
     cost_start = float(np.sum(problem.solve(x0)[1] ** 2))
     sol = least_squares(problem.residual, x0, bounds=(lo / x_scale, hi / x_scale), method="trf", x_scale=1.0,
                         diff_step=1e-6, max_nfev=max_nfev)
-    x = sol.x
-    beta, r = problem.solve(x)
+    beta, r = problem.solve(sol.x)
     cost = float(np.sum(r**2))
-    fit = _separability(problem, x, beta, r, serial_correlation)
-    phi = x * x_scale
-    params, corr = _classify(free, start, phi, (lo, hi), fit, list(names) + list(free), nb,
+    fit = _separability(problem, sol.x, beta, r, serial_correlation)
+    phi = sol.x * x_scale
+    params, corr = _classify(free, start, phi, (lo, hi), fit, list(names) + list(free), W.shape[2],
                              relative_std_threshold, condition_threshold)
     separable = all(pp.separable for pp in params)
     notes = [
         f"nonlinear refinement of {', '.join(free)} for {compensator}: variable projection (scipy least_squares, "
         f"{sol.nfev} evaluations, status {sol.status}); weighted residual sum of squares {cost_start:.6g} at the "
-        f"start geometry, {cost:.6g} at the optimum"
-    ] + _verdict_notes(params, start, fit.kappa if serial_correlation else None)
-    if separable:
-        values, geom = beta, problem.geometry(x)
-    else:
-        values, geom = np.array(linear.values), dict(start)
+        f"start geometry, {cost:.6g} at the optimum",
+        *_verdict_notes(params, start, fit.kappa if serial_correlation else None),
+    ]
+    values, geom = (beta, problem.geometry(sol.x)) if separable else (np.array(linear.values), dict(start))
     return NonlinearRefinement(
         compensator=compensator,
         parameters=tuple(params),
@@ -202,6 +196,15 @@ def refine_nonlinear_compensator(
         correlations=corr,
         notes=tuple(notes),
     )
+
+
+def _linear_start(
+    W: np.ndarray, tau: np.ndarray, names: list[str], c: int, column: Callable, start: dict[str, float]
+) -> tuple[np.ndarray, EstimationResult]:
+    """The regressor with the balancer column at the start geometry, and its WLS estimate (the linear solution)."""
+    W0 = np.array(W)
+    W0[:, :, c] = _checked_column(column, start, W.shape[:2])
+    return W0, estimate(W0, tau, names, method="wls")
 
 
 def _checked_request(
