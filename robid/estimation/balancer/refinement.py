@@ -11,18 +11,19 @@ linear solution the free geometry parameters phi are refined by variable project
 parameters (p0 and all others) are the weighted least-squares solution ``beta(phi)``, and
 ``scipy.optimize.least_squares`` minimises ``|| diag(w) (W(phi) beta(phi) - tau) ||^2`` over phi (bounded).
 Geometries that the caller's ``feasible`` predicate rejects (a gas volume that is not positive at some recorded
-length) get a finite penalty residual, so the optimiser turns back without leaving the objective's domain.
+length) get a finite penalty residual, so the optimiser turns back without evaluating the column there.
 
 Whether the data separate phi from p0 and the rest is checked at the optimum from the full Jacobian
 ``J = [A(phi), beta_c dA_c/dphi]`` of the weighted residual: its numerical rank and scaled condition number,
 and the standard deviations ``Cov = (J^T J)^-1 J^T diag(s_j^2 kappa_j) J (J^T J)^-1``, ``s_j^2`` the residual
 variance of joint j and ``kappa_j`` its inflation for serial correlation (:func:`serial_inflation`). Each free
 parameter is "separable" when J has full rank, its condition number is below ``condition_threshold``, the
-relative standard deviation is below ``relative_std_threshold`` and the optimum is not on a bound; otherwise
-"not separable". The refined geometry is adopted only when every free parameter is separable; else the linear
-solution with the start geometry is kept, and the notes say so -- never silently. Note the structural
-redundancy of the gas law: ``p(l) = p0 v0^n / (V - A l)^n`` with ``V = v0 + A l0``, so p0, l0 and v0 enter only
-through ``p0 v0^n`` and ``V``: l0 and v0 can never both be freed (rank deficient, reported not separable).
+relative standard deviation is below ``relative_std_threshold`` and the optimum is neither on a bound nor on
+the edge of the physical region (where the Jacobian is taken one-sided); otherwise "not separable". The refined
+geometry is adopted only when every free parameter is separable; else the linear solution with the start
+geometry is kept, and the notes say so -- never silently. Note the structural redundancy of the gas law:
+``p(l) = p0 v0^n / (V - A l)^n`` with ``V = v0 + A l0``, so p0, l0 and v0 enter only through ``p0 v0^n`` and
+``V``: l0 and v0 can never both be freed (rank deficient, reported not separable).
 """
 
 from __future__ import annotations
@@ -268,19 +269,32 @@ class _Projection:
             return self.penalty
         return self.solve(x)[1]
 
-    def jacobian(self, x: np.ndarray, beta: np.ndarray) -> np.ndarray:
-        """``J = [A(phi), beta_c dA_c/dphi]`` of the weighted residual in (beta, phi); phi by central differences."""
+    def is_feasible(self, x: np.ndarray) -> bool:
+        return self.feasible is None or bool(self.feasible(self.geometry(x)))
+
+    def jacobian(self, x: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, tuple[bool, ...]]:
+        """``J = [A(phi), beta_c dA_c/dphi]`` of the weighted residual in (beta, phi), the phi columns by central
+        differences; one-sided where a step leaves the physical region (then that parameter is on its edge)."""
         A = self.design(x)
         Jphi = np.empty((A.shape[0], len(self.free)))
+        edge = []
         for k in range(len(self.free)):
             h = 1e-6 * max(abs(x[k]), 1.0)
             xp, xm = x.copy(), x.copy()
             xp[k] += h
             xm[k] -= h
-            Jphi[:, k] = beta[self.c] * (self.design(xp)[:, self.c] - self.design(xm)[:, self.c]) / (
-                2 * h * self.x_scale[k]
+            up, down = self.is_feasible(xp), self.is_feasible(xm)
+            edge.append(not (up and down))
+            if up and down:
+                xhi, xlo, step = xp, xm, 2 * h
+            elif up:
+                xhi, xlo, step = xp, x, h
+            else:
+                xhi, xlo, step = x, xm, h
+            Jphi[:, k] = beta[self.c] * (self.design(xhi)[:, self.c] - self.design(xlo)[:, self.c]) / (
+                step * self.x_scale[k]
             )
-        return np.hstack([A, Jphi])
+        return np.hstack([A, Jphi]), tuple(edge)
 
 
 @dataclass(frozen=True)
@@ -291,13 +305,14 @@ class _Fit:
     std: np.ndarray  # of (beta, phi)
     correlation: np.ndarray
     kappa: np.ndarray  # serial-correlation inflation per joint (ones when not applied)
+    edge: tuple[bool, ...]  # per free parameter: the optimum is on the edge of the physical region
 
 
 def _separability(problem: _Projection, x: np.ndarray, beta: np.ndarray, r: np.ndarray, serial: bool) -> _Fit:
     """Rank and scaled condition number of J, and the sandwich covariance of (beta, phi) with per-joint residual
     variances inflated for serial correlation (module docstring)."""
     n, dof = problem.shape
-    J = problem.jacobian(x, beta)
+    J, edge = problem.jacobian(x, beta)
     norms = np.linalg.norm(J, axis=0)
     norms = np.where(norms == 0, 1.0, norms)
     Js = J / norms
@@ -313,7 +328,7 @@ def _separability(problem: _Projection, x: np.ndarray, beta: np.ndarray, r: np.n
     meat = Js.T @ (Js * np.tile(s2, n)[:, None])
     cov = (bread @ meat @ bread) / np.outer(norms, norms)
     std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    return _Fit(rank, p, cond, std, correlation_matrix(cov), kappa)
+    return _Fit(rank, p, cond, std, correlation_matrix(cov), kappa, edge)
 
 
 def _classify(
@@ -349,6 +364,8 @@ def _classify(
             reasons.append(f"relative std {rel:.3g} % >= {relative_std_threshold:g} %")
         if at_bound:
             reasons.append(f"optimum on the bound [{lo[k]:.6g}, {hi[k]:.6g}]")
+        if fit.edge[k]:
+            reasons.append("optimum on the edge of the physical region")
         params.append(
             NonlinearParameter(
                 name=f,
