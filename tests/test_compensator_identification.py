@@ -19,7 +19,7 @@ import yaml
 
 import robid
 from robid.estimation import estimate, torque_metrics
-from robid.estimation.compensator import (
+from robid.estimation.balancer import (
     collinearity_report,
     fix_parameters,
     gas_cylinder_column,
@@ -28,7 +28,7 @@ from robid.estimation.compensator import (
 )
 from robid.excitation.fourier import FourierTrajectory
 from robid.identification import IdentificationOptions, run_identification
-from robid.identification.compensator import (
+from robid.identification.balancer import (
     compensator_report,
     default_gas_bounds,
     fix_result_parameters,
@@ -487,7 +487,7 @@ def test_kr300_counterbalance_pressure_from_the_recordings(shared, tmp_path):
     keep = [k for k in range(len(names)) if names[k] not in held]
     column = gas_column_function(joint2, 1, 3, blocks)
     geometry = gas_geometry(joint2.compensator)
-    from robid.simulation.compensator import compensator_length
+    from robid.simulation.balancer_plant import compensator_length
 
     l_max = max(float(compensator_length(joint2, b[0])[0].max()) for b in blocks)
     refined = refine_nonlinear_compensator(

@@ -229,7 +229,7 @@ def processing_options(settings: ProcessingSettings, file: str | None = None) ->
 
 def identification_record(work) -> IdentificationRecord:
     """The record of an identification (a robid.identification.identify.Identification: its working data)."""
-    from robid.identification.compensator import compensator_report
+    from robid.identification.balancer import compensator_report
 
     robot, est, ident, values = work.robot, work.estimate, work.identifiability, work.values
     cov, sigma = np.asarray(est.covariance, dtype=float), np.asarray(est.sigma, dtype=float)

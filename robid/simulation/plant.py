@@ -10,7 +10,7 @@ divided by the gear ratio; Ia = rotor_inertia * gear_ratio^2 the reflected rotor
 with the drive-side friction ``f(v) = fv v + fc tanh(v / eps) + f0`` (Coulomb smoothed for the integrator,
 ``eps`` = :attr:`IntegratorSettings.coulomb_epsilon`, 1e-4 rad/s by default; |tanh - sign| < 1e-3 for
 |v| > 3.8 eps), ``fl`` the link-side viscous friction of an elastic joint, ``tau_comp = -F(l) dl/dq`` the
-balancer (robid.simulation.compensator) acting on the link side of its joint. M, c, g are the rigid-body terms
+balancer (robid.simulation.balancer_plant) acting on the link side of its joint. M, c, g are the rigid-body terms
 of the robot's own recursive Newton-Euler (robid.simulation.rnea). The rotors' gyroscopic coupling is neglected
 (Spong's simplification, the same one the identification model makes).
 
@@ -57,7 +57,7 @@ from scipy.interpolate import CubicSpline
 
 from robid.errors import RobidInputError
 from robid.model.robot_model import RobotModel
-from robid.simulation.compensator import CompensatorTorques
+from robid.simulation.balancer_plant import CompensatorTorques
 from robid.simulation.reference import ReferenceMotion
 from robid.simulation.rnea import RigidBodyDynamics
 

@@ -91,7 +91,7 @@ def _friction_term(ctx: DerivationContext, prefix: str, attr: str, column) -> Te
 
 
 def compensator_term(ctx: DerivationContext) -> TermColumns:
-    from robid.symbolic.compensator import compensator_columns
+    from robid.symbolic.balancer_columns import compensator_columns
 
     names, nominal, columns = [], [], []
     for i, joint in enumerate(ctx.model.joints):

@@ -9,7 +9,7 @@ import pytest
 
 from robid.errors import RobidInputError
 from robid.model.loader import read_robot
-from robid.simulation.compensator import CompensatorTorques
+from robid.simulation.balancer_plant import CompensatorTorques
 
 
 def test_kr_heavy_gas_balancer_by_hand():

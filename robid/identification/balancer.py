@@ -1,8 +1,8 @@
-"""Balancer (gravity compensator) identifiability on an identification result: collinearity report for
-RESULT.json, re-estimation with datasheet values held fixed, gas-cylinder nonlinear refinement.
+"""Balancer (gravity compensator) identifiability on an identification (robid.identification.Identification):
+collinearity report (recorded in RESULT.json's ``compensator``), re-estimation with datasheet values held fixed, gas-cylinder nonlinear refinement.
 
-The numerics are in :mod:`robid.estimation.compensator` (arrays only); this module supplies what needs the
-robot and the processed data sets:
+The numerics are in :mod:`robid.estimation.balancer` (arrays only) and the physics in
+:mod:`robid.model.balancer`; this module supplies what needs the robot and the processed data sets:
 
 * the partners of every balancer parameter: the base parameters that act at standstill in the balancer's joint
   row. They are found numerically from the static base regressor ``W(q, 0, 0)`` at random poses inside the
@@ -13,7 +13,8 @@ robot and the processed data sets:
   pose alone, gravity terms can imitate (1.000 for a spring's stiffness column on an axis-2 balancer anchored on
   a body that does not tilt: there only the dynamics separate the two);
 * the balancer column of a gas cylinder for any geometry, evaluated on every data set's processed joint angle
-  and passed through the same filter as the regressor (parallel filtering), for the nonlinear refinement.
+  and passed through the same filter as the regressor (parallel filtering), for the nonlinear refinement, and
+  the physical region of that geometry (positive gas volume over the recorded stroke).
 
 Values and covariance are those of the unconstrained estimate (``result.estimate``), whatever method produced
 the reported values. See docs/compensator.md.
@@ -26,15 +27,17 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.estimation.compensator import (
+from robid.estimation.balancer import (
     CollinearityReport,
     FixedEstimate,
     NonlinearRefinement,
     collinearity_report,
     fix_parameters,
     gas_cylinder_column,
+    gas_volume_positive,
     refine_nonlinear_compensator,
 )
+from robid.model import balancer as physics
 
 COMP_PREFIX = "comp_"
 
@@ -125,19 +128,6 @@ def compensator_report(
     )
 
 
-def compensator_section(result) -> dict | None:
-    """The ``compensator`` entry of RESULT.json (None when the robot has no balancer parameter)."""
-    report = compensator_report(result)
-    return None if report is None else report.to_dict()
-
-
-def summary_lines(section: dict | None) -> list[str]:
-    """What ``robid identify`` prints about the balancers (from the RESULT.json section)."""
-    if not section:
-        return []
-    return [f"balancer: {e['summary']}" for e in section.get("entries", [])]
-
-
 # ------------------------------------------------------------------------------- fixing one side, refinement
 
 
@@ -185,22 +175,19 @@ def gas_geometry(compensator) -> dict[str, float]:
 
 
 def gas_pressure(joint, q: np.ndarray, p0: float | None = None, geometry: Mapping[str, float] | None = None):
-    """Gas pressure p(q) = p0 (v0 / (v0 - A (l(q) - l0)))^n [Pa] of a joint's gas cylinder at joint angles q."""
-    from robid.simulation.compensator import compensator_length
-
+    """Gas pressure p(q) = p0 (v0 / (v0 - A (l(q) - l0)))^n [Pa] of a joint's gas cylinder at joint angles q
+    (robid.model.balancer.gas_pressure at the anchor length l(q))."""
     comp = joint.compensator
     g = gas_geometry(comp) if geometry is None else dict(geometry)
-    length, _ = compensator_length(joint, np.asarray(q, dtype=float).reshape(-1))
+    length, _ = physics.anchor_length(joint, np.asarray(q, dtype=float).reshape(-1))
     p0 = comp.p0 if p0 is None else p0
-    return p0 * (g["v0"] / (g["v0"] - g["area"] * (length - g["l0"]))) ** g["n"]
+    return physics.gas_pressure(length, p0, g["area"], g["l0"], g["v0"], g["n"])
 
 
 def gas_column_function(joint, index: int, dof: int, blocks: Sequence[tuple[np.ndarray, object, np.ndarray | None]]):
     """column(geometry) -> (N, dof) p0 column, stacked over ``blocks`` = [(processed joint angle (N_k,),
     apply_filter, keep mask (N_k, dof) or None), ...], filtered like the regressor of each block."""
-    from robid.simulation.compensator import compensator_length
-
-    lengths = [compensator_length(joint, np.asarray(q, dtype=float)) for q, _, _ in blocks]
+    lengths = [physics.anchor_length(joint, np.asarray(q, dtype=float)) for q, _, _ in blocks]
 
     def column(geometry: Mapping[str, float]) -> np.ndarray:
         out = []
@@ -236,7 +223,8 @@ def refine_gas(
 ) -> NonlinearRefinement:
     """Nonlinear refinement of a gas cylinder's ``free`` geometry parameters (``n``, ``l0``, ``v0``) around the
     linear p0 solution of an identification result, with the separability check
-    (:func:`robid.estimation.compensator.refine_nonlinear_compensator`)."""
+    (:func:`robid.estimation.balancer.refine_nonlinear_compensator`); geometries whose gas volume is not
+    positive over the recorded stroke are outside the search (:func:`robid.estimation.balancer.gas_volume_positive`)."""
     index, jm = gas_joint(result.robot.model, joint)
     name = f"{COMP_PREFIX}p0_{jm.name}"
     if name not in result.estimate.names:
@@ -245,12 +233,11 @@ def refine_gas(
               for d in result.datasets]
     column = gas_column_function(jm, index, result.robot.dof, blocks)
     geometry = gas_geometry(jm.compensator)
-    from robid.simulation.compensator import compensator_length
-
-    l_max = max(float(compensator_length(jm, b[0])[0].max()) for b in blocks)
-    bnds = default_gas_bounds(geometry, l_max)
+    stroke = np.concatenate([physics.anchor_length(jm, b[0])[0] for b in blocks])
+    bnds = default_gas_bounds(geometry, float(stroke.max()))
     bnds.update(bounds or {})
     W, tau = _stacked(result)
+    options.setdefault("feasible", gas_volume_positive(stroke))
     return refine_nonlinear_compensator(
         W, tau, result.estimate.names, name, column, geometry, free, bounds=bnds, **options
     )

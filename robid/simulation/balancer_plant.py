@@ -1,4 +1,9 @@
-"""Gravity compensator (balancer) torques from the compensator geometry (interfaces.md section 1.2).
+"""The virtual robot's gravity compensators (balancers): torques from the compensator geometry (interfaces.md
+section 1.2).
+
+Deliberately independent of robid.model.balancer, which the identification uses: the simulator is the oracle of
+the end-to-end tests, so a mistake in one copy of the geometry or the force laws shows up as a mismatch instead
+of sitting on both sides.
 
 A balancer on joint i acts between ``base_point`` b (fixed in body frame i-1, the base frame for i = 1) and
 ``link_point`` p (fixed in body frame i). With ``T_{i-1,i}(q) = A . M(q) . B`` the link point in frame i-1 is
@@ -33,17 +38,32 @@ from robid.model.robot_model import Compensator, Joint, RobotModel
 def compensator_force(comp: Compensator, length: np.ndarray, where: str = "compensator") -> np.ndarray:
     """F(l), N, positive pushing the two points apart."""
     length = np.asarray(length, dtype=float)
+    if comp.type not in ("spring", "gas"):
+        raise RobidInputError(f"{where}: type: unknown compensator type {comp.type!r} (spring | gas)")
+    if comp.type == "gas" and np.any(_gas_volume(comp, length) <= 0.0):
+        raise _overcompressed(where, float(np.max(length)))
+    return _force_law(comp, length)
+
+
+def _force_law(comp: Compensator, length):
+    """spring: F = stiffness * (free_length - l); gas: F = -p0 * area * (v0 / (v0 - area*(l - l0)))**n.
+    Arrays or plain floats (the integrator's path); the gas volume is checked by the caller."""
     if comp.type == "spring":
         return comp.stiffness * (comp.free_length - length)
-    if comp.type == "gas":
-        volume = comp.v0 - comp.area * (length - comp.l0)
-        if np.any(volume <= 0.0):
-            raise RobidInputError(
-                f"{where}: gas volume v0 - area*(l - l0) <= 0 at l = {float(np.max(length)):.4g} m "
-                "(the cylinder would be compressed beyond its gas volume)"
-            )
-        return -comp.p0 * comp.area * (comp.v0 / volume) ** comp.n
-    raise RobidInputError(f"{where}: type: unknown compensator type {comp.type!r} (spring | gas)")
+    return -comp.p0 * comp.area * (comp.v0 / _gas_volume(comp, length)) ** comp.n
+
+
+def _gas_volume(comp: Compensator, length):
+    """v0 - area*(l - l0), arrays or plain floats."""
+    return comp.v0 - comp.area * (length - comp.l0)
+
+
+def _overcompressed(where: str, length: float) -> RobidInputError:
+    """The robot file's cylinder would be compressed beyond its gas volume on this motion."""
+    return RobidInputError(
+        f"{where}: gas volume v0 - area*(l - l0) <= 0 at l = {length:.4g} m "
+        "(the cylinder would be compressed beyond its gas volume)"
+    )
 
 
 def check_compensator(comp: Compensator, where: str) -> None:
@@ -150,12 +170,7 @@ class CompensatorTorques:
             length = math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
             dl = (d[0] * dd[0] + d[1] * dd[1] + d[2] * dd[2]) / length
             comp = self.model.joints[i].compensator
-            if comp.type == "spring":
-                force = comp.stiffness * (comp.free_length - length)
-            else:
-                volume = comp.v0 - comp.area * (length - comp.l0)
-                if volume <= 0.0:
-                    force = float(compensator_force(comp, length, self._where(i)))  # raises, naming the joint
-                force = -comp.p0 * comp.area * (comp.v0 / volume) ** comp.n
-            out.append((i, -force * dl))
+            if comp.type == "gas" and _gas_volume(comp, length) <= 0.0:
+                raise _overcompressed(self._where(i), length)
+            out.append((i, -_force_law(comp, length) * dl))
         return out

@@ -1,9 +1,11 @@
-"""Gravity-compensator (balancer) regressor columns (interfaces.md section 1.2).
+"""Gravity-compensator (balancer) regressor columns (interfaces.md section 1.2, docs/compensator.md section 1).
 
 A balancer acts between ``base_point`` (fixed in the previous body, frame i-1) and ``link_point`` (fixed in
 joint i's body, frame i) with a force F(l) along the line, F > 0 pushing apart; the motor supplies on top of
-the rigid-body torque tau_comp = -F(l) dl/dq. With P(q) = T_{i-1,i}(q) link_point and
-l^2 = |P(q) - base_point|^2 (polynomial in sin/cos of q), l dl/dq = (1/2) d(l^2)/dq:
+the rigid-body torque tau_comp = -F(l) dl/dq. The geometry and the force laws are robid.model.balancer's,
+evaluated here in exact arithmetic (:data:`EXACT`): with s = sin(q + offset), c = cos(q + offset) the anchor
+vector d(q) is polynomial in s, c, so l^2 = d . d and l dl/dq = d . dd/dq are expanded polynomials and
+l = sqrt(l^2):
 
 - spring, F = k (l0 - l):  tau = k * (l dl/dq) + (k l0) * (-dl/dq), linear in (k, k l0), parameters
   ``comp_k_J`` and ``comp_kl0_J``;
@@ -14,33 +16,25 @@ l^2 = |P(q) - base_point|^2 (polynomial in sin/cos of q), l dl/dq = (1/2) d(l^2)
   ``comp_b<k>_J``. A two-point balancer's torque is odd about the angle q_s at which the link point crosses the
   line through the base point and the joint axis, so only these sines belong in the basis (Assadi notes,
   section 2.5: with q_s = 90 deg the terms are -cos q, -sin 2q, cos 3q, ...; a cos 2q term is wrong).
-
-For a revolute joint d/dq = c d/ds - s d/dc on polynomials in s = sin(q + offset), c = cos(q + offset).
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
+from robid.model.balancer import Arithmetic, anchor_vectors, gas_p0_column, length_and_rate, spring_columns
 from robid.model.robot_model import Joint
-from robid.symbolic.geometry import JointSymbols, exact, exact_matrix, exact_vector, joint_motion
+from robid.symbolic.geometry import JointSymbols, exact
+
+#: exact constants, so that structural zeros stay exact and the base analysis sees polynomials in s, c
+EXACT = Arithmetic(number=exact, sqrt=sp.sqrt, normal=sp.expand)
 
 
-def balancer_length_squared(joint: Joint, sym: JointSymbols) -> sp.Expr:
-    g = joint.geometry
-    rm, pm = joint_motion(joint, sym)
-    ra, pa = exact_matrix(g.a_rotation), exact_vector(g.a_translation)
-    rb, pb = exact_matrix(g.b_rotation), exact_vector(g.b_translation)
-    c = joint.compensator
-    point = ra * (rm * (rb * exact_vector(c.link_point) + pb) + pm) + pa
-    d = point - exact_vector(c.base_point)
-    return sp.expand(d.dot(d))
-
-
-def d_dq(expr: sp.Expr, sym: JointSymbols) -> sp.Expr:
+def motion_symbols(joint: Joint, sym: JointSymbols):
+    """The motion variables of robid.model.balancer.anchor_vectors: (s, c) of q + offset, or q + offset."""
     if sym.revolute:
-        return sp.expand(sym.c * sp.diff(expr, sym.s) - sym.s * sp.diff(expr, sym.c))
-    return sp.expand(sp.diff(expr, sym.q))
+        return sym.s, sym.c
+    return sym.q + exact(joint.geometry.displacement_offset)
 
 
 def compensator_columns(joint: Joint, sym: JointSymbols) -> tuple[list[str], list[float], list[sp.Expr]]:
@@ -48,18 +42,17 @@ def compensator_columns(joint: Joint, sym: JointSymbols) -> tuple[list[str], lis
     c = joint.compensator
     if c.type == "fourier":
         return fourier_columns(joint, sym)
-    l2 = balancer_length_squared(joint, sym)
-    half_dl2 = d_dq(l2, sym) / 2  # l dl/dq
-    length = sp.sqrt(l2)
+    d, dd = anchor_vectors(joint, motion_symbols(joint, sym), EXACT)
+    length, rate = length_and_rate(d, dd, EXACT)  # rate = l dl/dq, a polynomial in s, c (or q)
+    dlength = rate / length
     if c.type == "spring":
         return (
             [f"comp_k_{joint.name}", f"comp_kl0_{joint.name}"],
             [c.stiffness, c.stiffness * c.free_length],
-            [half_dl2, -half_dl2 / length],
+            list(spring_columns(length, dlength)),
         )
     area, v0, l0, n = exact(c.area), exact(c.v0), exact(c.l0), exact(c.n)
-    ratio = v0 / (v0 - area * (length - l0))
-    return [f"comp_p0_{joint.name}"], [c.p0], [area * ratio**n * half_dl2 / length]
+    return [f"comp_p0_{joint.name}"], [c.p0], [gas_p0_column(length, dlength, area, l0, v0, n)]
 
 
 def fourier_columns(joint: Joint, sym: JointSymbols) -> tuple[list[str], list[float], list[sp.Expr]]:

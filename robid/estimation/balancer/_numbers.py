@@ -1,0 +1,11 @@
+"""JSON-ready numbers for the balancer records' ``to_dict()``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def finite_or_none(x) -> float | None:
+    """``float(x)``, or None (JSON null) when it is not finite."""
+    x = float(x)
+    return x if np.isfinite(x) else None
