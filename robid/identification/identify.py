@@ -30,8 +30,9 @@ from robid.estimation import (
     validation_metrics,
 )
 from robid.identification.datasets import DataSet, load_dataset, stack
+from robid.io.screening import ScreeningPolicy
 from robid.robot import Robot
-from robid.signals import ProcessingOptions, ValidationPolicy
+from robid.signals import ProcessingOptions
 
 METHODS = ("ols", "wls", "irls", "consistent")
 
@@ -41,7 +42,7 @@ class IdentificationOptions:
     method: str = "wls"
     processing: ProcessingOptions = field(default_factory=ProcessingOptions)
     mapping: str | Path | None = None
-    policy: ValidationPolicy = field(default_factory=ValidationPolicy)
+    policy: ScreeningPolicy = field(default_factory=ScreeningPolicy)
     thresholds: Thresholds = field(default_factory=Thresholds)
     #: consistent method: weight of the regulariser towards the nominal standard values (0 = none)
     regularization: float = 1e-6

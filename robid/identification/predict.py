@@ -15,8 +15,10 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.identification.result_file import ResultFile
+from robid.io.measurement_file import read_measurement
+from robid.io.screening import ScreeningPolicy
 from robid.robot import Robot
-from robid.signals import ProcessingOptions, ValidationPolicy, process, read_measurement
+from robid.signals import ProcessingOptions, process
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,7 +44,7 @@ def predict_file(
     path: str | Path,
     *,
     mapping: str | Path | None = None,
-    policy: ValidationPolicy | None = None,
+    policy: ScreeningPolicy | None = None,
     cutoff_hz: float | None = None,
 ) -> Prediction:
     check_result_matches(robot, result)

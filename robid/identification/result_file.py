@@ -22,7 +22,7 @@ from robid.errors import RobidInputError
 from robid.identification.compensator import compensator_section
 from robid.identification.identify import IdentificationResult
 from robid.io.files import read_json, write_atomic
-from robid.signals import summary as signals_summary
+from robid.io.processed_files import summary as signals_summary
 
 
 def _num(x):

@@ -105,7 +105,7 @@ def metrics_dict(dataset, values: np.ndarray, joint_names) -> dict:
 
 
 def dataset_summary(dataset) -> dict:
-    from robid.signals import summary
+    from robid.io.processed_files import summary
 
     s = summary(dataset.processed)
     s["file"] = dataset.source
@@ -341,7 +341,7 @@ def from_result_file(
     from robid.identification import load_dataset, read_result
     from robid.identification.predict import check_result_matches
     from robid.identification.result_file import processing_options_from
-    from robid.signals import ValidationPolicy
+    from robid.io.screening import ScreeningPolicy
 
     result_path = Path(result_path)
     rf = read_result(result_path)
@@ -378,7 +378,7 @@ def from_result_file(
             return Run(role, name, stored, stored_metrics, None, why)
         pol = policy
         if pol is None:
-            pol = ValidationPolicy(drop_bad_rows=bool(stored and stored.get("dropped_rows")))
+            pol = ScreeningPolicy(drop_bad_rows=bool(stored and stored.get("dropped_rows")))
         failed = None
         loaded: list[tuple[float, Run]] = []
         for path in paths:
