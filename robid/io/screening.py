@@ -4,9 +4,9 @@ Every problem either stops the run with a one-line :class:`RobidInputError` that
 the column (``file: row R, column C: what``), or -- for isolated bad rows and only when the user allowed it --
 removes the sample and records exactly which row was removed and why (:class:`DropRecord`).
 
-Checks, in order: unreadable rows (wrong column count, truncated, non-numeric, empty), NaN/inf in a used
-column, time stamps that repeat or run backwards, too few samples, gaps in time, constant channels and
-saturated (clipped) torque or current channels.
+Checks, in order (docs/signals.md section 3): unreadable rows (wrong column count, truncated, non-numeric,
+empty), NaN/inf in a used column, time stamps that repeat or run backwards, position spikes and garbage rows,
+too few samples, gaps in time, constant channels and saturated (clipped) torque or current channels.
 """
 
 from __future__ import annotations

@@ -72,7 +72,8 @@ class ProcessingOptions:
 
 
 def process(measurement: Measurement, options: ProcessingOptions | None = None) -> ProcessedSignals:
-    """Resample, cut, average, filter and differentiate a measurement; estimate its noise."""
+    """Resample, cut, average, filter and differentiate a measurement; estimate its noise and select the rows
+    identification uses (docs/signals.md sections 4-9)."""
     opts = options or ProcessingOptions()
     where = measurement.source
     _check_options(opts, where)
