@@ -47,8 +47,12 @@ def add_processing_arguments(p) -> None:
     band = g.add_mutually_exclusive_group()
     band.add_argument("--harmonics", metavar="LIST", help="harmonics to keep, e.g. 1-10 or 1,2,3,5")
     band.add_argument("--cutoff", type=float, metavar="HZ", help="band (periodic) or low-pass cut-off (Hz)")
-    g.add_argument("--torque-band", choices=("all", "signal", "positions"), default="all",
-                   help="periodic: torque harmonics kept (default all: period averaging only; docs/signals.md)")
+    g.add_argument(
+        "--torque-band",
+        choices=("all", "signal", "positions"),
+        default="all",
+        help="periodic: torque harmonics kept (default all: period averaging only; docs/signals.md)",
+    )
     g.add_argument("--snr", type=float, default=20.0, help="automatic harmonic choice: power/noise (default 20)")
     g.add_argument("--rate", type=float, metavar="HZ", help="resample to this rate (default: median step)")
     g.add_argument("--start", type=float, metavar="S", help="use the record from this time (s)")

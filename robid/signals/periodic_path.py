@@ -53,7 +53,7 @@ def process_periodic(
     """Process the record on the uniform grid ``t`` as periodic with ``period`` (from ``source``); the account
     goes straight into ``lines``."""
     h = float(t[1] - t[0])
-    a, b, k = _whole_periods(t, sig["q"], period, o, where)
+    a, k = _whole_periods(t, sig["q"], period, o, where)
     if k == 1:
         i0 = int(round((a - t[0]) / h))
         i1 = min(i0 + int(round(period / h)), t.size - 1)
@@ -97,11 +97,9 @@ def process_periodic(
     )
 
 
-def _whole_periods(
-    t: np.ndarray, q: np.ndarray, period: float, o: ProcessingOptions, where: str
-) -> tuple[float, float, int]:
-    """Start and end (s) of the periodic part -- the time window when one is given -- and the number of
-    whole periods to use (all that fit, or ``o.n_periods``)."""
+def _whole_periods(t: np.ndarray, q: np.ndarray, period: float, o: ProcessingOptions, where: str) -> tuple[float, int]:
+    """Start (s) of the periodic part -- of the time window when one is given -- and the number of whole
+    periods to use (all that fit in the part, or ``o.n_periods``)."""
     h = float(t[1] - t[0])
     if o.start is not None:
         a, b = float(t[0]), float(t[-1]) + h
@@ -114,7 +112,7 @@ def _whole_periods(
         raise RobidInputError(f"{where}: {k} periods of {period:g} s requested, only {fit} fit in {a:g}-{b:g} s")
     if k < 1:
         raise RobidInputError(f"{where}: not one whole period of {period:g} s in the periodic part {a:g}-{b:g} s")
-    return a, b, k
+    return a, k
 
 
 def _average(cut: periodic.PeriodCut, k: int, reject: bool) -> _Averaged:
