@@ -410,8 +410,9 @@ def test_kr300_counterbalance_pressure_from_the_recordings(shared, tmp_path):
       -120/-40 deg, i.e. the measured 162-200 bar), asserting agreement within 25 % -- a misidentified
       balancer (the free fit) is off by a factor of 2-5.
     """
+    from robid.io.measurement_file import read_measurement
     from robid.model.loader import read_robot
-    from robid.signals import process, read_measurement
+    from robid.signals import process
     from robid.simulation import RigidBodyDynamics
 
     data = shared / "anchors" / "data" / "Robot_Identification" / "data" / "recorded_trajectories"

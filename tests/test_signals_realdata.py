@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from robid.errors import RobidInputError
-from robid.signals import ValidationPolicy, process, read_measurement
+from robid.io.measurement_file import read_measurement
+from robid.io.screening import ScreeningPolicy
+from robid.signals import process
 from robid.signals.filtering import lowpass_sos, zero_phase
 from robid.signals.noise import residual_variance
 from robid.signals.resampling import resample
@@ -68,7 +70,7 @@ def test_ur10e_garbage_rows_are_refused_or_dropped_and_recorded():
     f = UR / "ur-20_02_19_15harm50secLoad.csv"
     with pytest.raises(RobidInputError, match=r"ur-20_02_19_15harm50secLoad.csv: row 1, column 1 \(t\)"):
         read_measurement(f, mapping=MAPPINGS / "ur10e_mamedov.yaml")
-    m = timed_read(f, "ur10e_mamedov.yaml", policy=ValidationPolicy(drop_bad_rows=True))
+    m = timed_read(f, "ur10e_mamedov.yaml", policy=ScreeningPolicy(drop_bad_rows=True))
     assert m.dropped.row_numbers == tuple(range(1, 11)) + (6107,)
     assert "truncated row: 20 of 31 columns" in m.dropped.rows[-1].reason
     assert m.n_samples == 6107 - 11

@@ -261,7 +261,8 @@ def _simulate(robot, traj: Path, settings: dict, out: Path, truth: Path) -> None
 
 
 def _processing_for(spec: CampaignSpec, traj_paths, name: str):
-    from robid.signals import ProcessingOptions, read_trajectory_timing
+    from robid.io.measurement_file import read_trajectory_timing
+    from robid.signals import ProcessingOptions
 
     base = ProcessingOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec.processing.items()})
     traj = _traj_of(spec, name)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from robid.cli.process_cmd import add_processing_arguments, processing_options, validation_policy
+from robid.cli.process_cmd import add_processing_arguments, processing_options, screening_policy
 from robid.errors import RobidInputError
 
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         method=args.method,
         processing=processing_options(args),
         mapping=args.mapping,
-        policy=validation_policy(args),
+        policy=screening_policy(args),
         regularization=args.regularization,
     )
     record = identify(robot, args.measurements, options, validation_files=args.validate)

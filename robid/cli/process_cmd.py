@@ -9,7 +9,7 @@ from pathlib import Path
 
 from robid.errors import RobidInputError
 
-HELP = "read, validate, resample, average, filter and differentiate a measurement"
+HELP = "read, screen, resample, average, filter and differentiate a measurement"
 
 
 def register(subparsers) -> None:
@@ -47,8 +47,12 @@ def add_processing_arguments(p) -> None:
     band = g.add_mutually_exclusive_group()
     band.add_argument("--harmonics", metavar="LIST", help="harmonics to keep, e.g. 1-10 or 1,2,3,5")
     band.add_argument("--cutoff", type=float, metavar="HZ", help="band (periodic) or low-pass cut-off (Hz)")
-    g.add_argument("--torque-band", choices=("all", "signal", "positions"), default="all",
-                   help="periodic: torque harmonics kept (default all: period averaging only; docs/signals.md)")
+    g.add_argument(
+        "--torque-band",
+        choices=("all", "signal", "positions"),
+        default="all",
+        help="periodic: torque harmonics kept (default all: period averaging only; docs/signals.md)",
+    )
     g.add_argument("--snr", type=float, default=20.0, help="automatic harmonic choice: power/noise (default 20)")
     g.add_argument("--rate", type=float, metavar="HZ", help="resample to this rate (default: median step)")
     g.add_argument("--start", type=float, metavar="S", help="use the record from this time (s)")
@@ -63,7 +67,12 @@ def add_processing_arguments(p) -> None:
     s.add_argument("--min-speed", type=float, metavar="V", help="mark rows with |qd| < V unused (per joint)")
     s.add_argument("--drop-standstill", action="store_true", help="mark standstill segments unused")
     s.add_argument("--standstill-speed", type=float, default=0.01, metavar="V", help="default 0.01 rad/s")
-    v = p.add_argument_group("validation")
+    add_screening_arguments(p, "screening (row checks while reading)")
+
+
+def add_screening_arguments(p, title: str) -> None:
+    """The options of the row checks while reading (robid.io.screening), shared by process, identify, report."""
+    v = p.add_argument_group(title)
     v.add_argument("--drop-bad-rows", action="store_true", help="drop isolated bad rows and record them")
     v.add_argument("--max-drop", type=float, default=5.0, metavar="PERCENT", help="at most this many %% dropped")
     v.add_argument("--max-gap", type=float, default=10.0, metavar="F", help="largest time step, in median steps")
@@ -86,8 +95,11 @@ def parse_harmonics(text: str) -> tuple[int, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from robid.io.measurement_file import read_measurement
+    from robid.io.processed_files import write_processed_csv, write_summary_json
     from robid.model.loader import read_robot
-    from robid.signals import process, read_measurement, write_processed_csv, write_summary_json
+    from robid.signals import process
+    from robid.signals.summary import processing_summary
 
     meas = Path(args.measurement)
     out = Path(args.out)
@@ -96,11 +108,11 @@ def run(args: argparse.Namespace) -> int:
     if args.summary and Path(args.summary).resolve() == out.resolve():
         raise RobidInputError(f"{args.summary}: --summary and --out name the same file")
     robot = read_robot(args.robot)
-    measurement = read_measurement(meas, robot, mapping=args.mapping, policy=validation_policy(args))
+    measurement = read_measurement(meas, robot, mapping=args.mapping, policy=screening_policy(args))
     processed = process(measurement, processing_options(args))
     write_processed_csv(out, processed)
     if args.summary:
-        write_summary_json(args.summary, processed)
+        write_summary_json(args.summary, processing_summary(processed))
     if not args.quiet:
         lines = [f"{out}: {processed.n_samples} samples, {processed.mode}"]
         if processed.period is not None:
@@ -116,14 +128,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def validation_policy(args: argparse.Namespace):
-    from robid.signals import ValidationPolicy, parse_channel_list
+def screening_policy(args: argparse.Namespace):
+    """The ScreeningPolicy of the screening options."""
+    from robid.io.mapping import parse_channel_list
+    from robid.io.screening import ScreeningPolicy
 
     if not 0 <= args.max_drop <= 100:
         raise RobidInputError(f"--max-drop: a percentage 0..100, got {args.max_drop:g}")
     if not args.max_gap > 1:
         raise RobidInputError(f"--max-gap: more than 1 median step, got {args.max_gap:g}")
-    return ValidationPolicy(
+    return ScreeningPolicy(
         drop_bad_rows=args.drop_bad_rows,
         max_drop_fraction=args.max_drop / 100.0,
         max_gap_factor=args.max_gap,
@@ -133,7 +147,8 @@ def validation_policy(args: argparse.Namespace):
 
 
 def processing_options(args: argparse.Namespace):
-    from robid.signals import ProcessingOptions, read_trajectory_timing
+    from robid.io.measurement_file import read_trajectory_timing
+    from robid.signals import ProcessingOptions
 
     period, source, excited = args.period, "user", None
     if args.trajectory:

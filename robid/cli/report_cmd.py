@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from robid.cli.process_cmd import add_screening_arguments, screening_policy
 from robid.errors import RobidInputError
 
 
@@ -55,18 +56,12 @@ def register(sub) -> None:
         metavar="PERCENT",
         help="NRMSE below which a fit is acceptable (default 10)",
     )
-    v = p.add_argument_group("reading the --validate files")
-    v.add_argument("--drop-bad-rows", action="store_true", help="drop isolated bad rows and record them")
-    v.add_argument("--max-drop", type=float, default=5.0, metavar="PERCENT", help="at most this many %% dropped")
-    v.add_argument("--max-gap", type=float, default=10.0, metavar="F", help="largest time step, in median steps")
-    v.add_argument("--allow-constant", metavar="LIST", help="channels that may be constant, e.g. q4,q5 or qd")
-    v.add_argument("--allow-saturated", metavar="LIST", help="torque/current channels that may sit at a limit")
+    add_screening_arguments(p, "screening of the --validate files (row checks)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from robid import progress
-    from robid.cli.process_cmd import validation_policy
     from robid.report import VerdictThresholds, write_report_from_file
 
     progress.set_progress(progress.stderr_printer)
@@ -91,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         truth=args.truth,
         title=args.title,
         mapping=args.mapping,
-        policy=validation_policy(args) if custom_policy else None,
+        policy=screening_policy(args) if custom_policy else None,
         thresholds=VerdictThresholds(
             nrmse_good_percent=args.good_nrmse, nrmse_acceptable_percent=args.acceptable_nrmse
         ),

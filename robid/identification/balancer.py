@@ -1,5 +1,6 @@
 """Balancer (gravity compensator) identifiability on an identification (robid.identification.Identification):
-collinearity report (recorded in RESULT.json's ``compensator``), re-estimation with datasheet values held fixed, gas-cylinder nonlinear refinement.
+collinearity report (recorded in RESULT.json's ``compensator``), re-estimation with datasheet values held fixed,
+gas-cylinder nonlinear refinement.
 
 The numerics are in :mod:`robid.estimation.balancer` (arrays only) and the physics in
 :mod:`robid.model.balancer`; this module supplies what needs the robot and the processed data sets:

@@ -21,8 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from robid.io.measurement_file import read_measurement
+from robid.io.screening import ScreeningPolicy
 from robid.robot import Robot
-from robid.signals import ProcessedSignals, ProcessingOptions, ValidationPolicy, process, read_measurement
+from robid.signals import ProcessedSignals, ProcessingOptions, process
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,7 +45,7 @@ def load_dataset(
     *,
     mapping: str | Path | None = None,
     options: ProcessingOptions | None = None,
-    policy: ValidationPolicy | None = None,
+    policy: ScreeningPolicy | None = None,
 ) -> DataSet:
     measurement = read_measurement(path, robot.model, mapping=mapping, policy=policy)
     processed = process(measurement, options or ProcessingOptions())

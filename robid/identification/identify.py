@@ -32,9 +32,10 @@ from robid.estimation import (
     estimate,
 )
 from robid.identification.datasets import DataSet, load_dataset, stack
+from robid.io.screening import ScreeningPolicy
 from robid.record import IdentificationRecord
 from robid.robot import Robot
-from robid.signals import ProcessingOptions, ScreeningPolicy
+from robid.signals import ProcessingOptions
 
 METHODS = ("ols", "wls", "irls", "consistent")
 

@@ -14,9 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.io.measurement_file import read_measurement
+from robid.io.screening import ScreeningPolicy
 from robid.record import IdentificationRecord
 from robid.robot import Robot
-from robid.signals import ProcessingOptions, ScreeningPolicy, process, read_measurement
+from robid.signals import ProcessingOptions, process
 
 
 @dataclass(frozen=True, eq=False)

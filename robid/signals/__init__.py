@@ -1,36 +1,24 @@
-"""The signal stage: reading measurements (canonical CSV or any layout through a mapping), validation,
-resampling, periodic and non-periodic processing, data selection and noise estimates (docs/signals.md).
+"""The signal stage: a canonical measurement in, processed signals out -- resampling, periodic and non-periodic
+processing, band choice, data selection and noise estimates (docs/signals.md). Arrays and records only:
+measurement files are read by :mod:`robid.io.measurement_file` and processed signals written by
+:mod:`robid.io.processed_files`.
 
-    from robid.signals import read_measurement, process
+    from robid.io.measurement_file import read_measurement
+    from robid.signals import process
     m = read_measurement("run.csv", robot)                       # canonical CSV
     m = read_measurement("log.csv", robot, mapping="ur.yaml")   # any other layout
     p = process(m)                                               # ProcessedSignals
 """
 
-from robid.signals.mapping import Mapping, parse_channel_list, read_mapping
-from robid.signals.output import summary, write_processed_csv, write_summary_json
 from robid.signals.processing import ProcessingOptions, process
-from robid.signals.reading import read_measurement, read_trajectory_timing
 from robid.signals.records import DroppedRow, DropRecord, Measurement, NoiseEstimate, ProcessedSignals
-from robid.signals.validation import ValidationPolicy
-
-ScreeningPolicy = ValidationPolicy  # TEMPORARY alias until the signals/io branch lands
 
 __all__ = [
     "DropRecord",
     "DroppedRow",
-    "Mapping",
     "Measurement",
     "NoiseEstimate",
     "ProcessedSignals",
     "ProcessingOptions",
-    "ValidationPolicy",
-    "parse_channel_list",
     "process",
-    "read_mapping",
-    "read_measurement",
-    "read_trajectory_timing",
-    "summary",
-    "write_processed_csv",
-    "write_summary_json",
 ]

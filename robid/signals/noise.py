@@ -4,6 +4,9 @@ Conventions: a period of M samples has the DFT coefficients X[h] = (1/M) sum_m x
 h = 0..M/2 (``numpy.fft.rfft(x) / M``). For white noise of variance s^2 per sample, E|X[h]|^2 = s^2/M, and a
 signal rebuilt from a set H of harmonics carries the time-averaged noise variance
 sum_{h in H} w_h E|dX[h]|^2 with w_h = 1 for h = 0 (and M/2), 2 otherwise (Parseval).
+
+The last two functions assemble the :class:`NoiseEstimate` record of a path from these primitives: spectral
+paths (periodic, single period) and the zero-phase low-pass of the non-periodic path (docs/signals.md section 8).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 from scipy.ndimage import median_filter
+
+from robid.signals.records import NoiseEstimate
 
 
 def period_scatter(periods: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -66,3 +71,55 @@ def residual_variance(x: np.ndarray, filtered: np.ndarray, dof_removed_fraction:
     degrees of freedom of an M-sample period, or mean (1 - |H|^2)^2 for a zero-phase low-pass)."""
     r = np.asarray(x) - np.asarray(filtered)
     return np.mean(r**2, axis=0) / max(dof_removed_fraction, 1e-12)
+
+
+def white_spectrum(variance: np.ndarray, m: int, n_bins: int) -> np.ndarray:
+    """Coefficient variances (n_bins, C) of white noise with per-sample ``variance`` (C,): E|X[h]|^2 = s^2/M."""
+    return np.broadcast_to(variance / m, (n_bins, variance.size))
+
+
+def spectral_estimate(
+    var_q: np.ndarray,
+    var_tau: np.ndarray,
+    harm_q: np.ndarray,
+    harm_tau: np.ndarray,
+    masks: tuple[np.ndarray, np.ndarray],
+    omega: float,
+    m: int,
+    method: str,
+    per_harmonic: bool = False,
+) -> NoiseEstimate:
+    """The noise record of a spectral path: raw per-sample standard deviations from ``var_q``/``var_tau``,
+    processed ones by :func:`processed_variance` of the coefficient variances ``harm_q``/``harm_tau`` over the
+    kept harmonics ``masks`` = (positions, torques) -- q, qd, qdd and tau; ``per_harmonic`` keeps the
+    coefficient variances in the record."""
+    mask_q, mask_tau = masks
+    return NoiseEstimate(
+        q_std=_floats(np.sqrt(var_q)),
+        tau_std=_floats(np.sqrt(var_tau)),
+        q_std_processed=_floats(np.sqrt(processed_variance(harm_q, mask_q, omega, 0, m))),
+        qd_std_processed=_floats(np.sqrt(processed_variance(harm_q, mask_q, omega, 1, m))),
+        qdd_std_processed=_floats(np.sqrt(processed_variance(harm_q, mask_q, omega, 2, m))),
+        tau_std_processed=_floats(np.sqrt(processed_variance(harm_tau, mask_tau, omega, 0, m))),
+        method=method,
+        per_harmonic_q=harm_q if per_harmonic else None,
+        per_harmonic_tau=harm_tau if per_harmonic else None,
+    )
+
+
+def filtered_estimate(var_q: np.ndarray, var_tau: np.ndarray, gains: list[float], method: str) -> NoiseEstimate:
+    """The noise record of a filtering path: white noise of per-sample variance ``var_q``/``var_tau`` through
+    the noise power gains ``gains[n]`` of the filter followed by n differentiations (n = 0, 1, 2)."""
+    return NoiseEstimate(
+        q_std=_floats(np.sqrt(var_q)),
+        tau_std=_floats(np.sqrt(var_tau)),
+        q_std_processed=_floats(np.sqrt(var_q * gains[0])),
+        qd_std_processed=_floats(np.sqrt(var_q * gains[1])),
+        qdd_std_processed=_floats(np.sqrt(var_q * gains[2])),
+        tau_std_processed=_floats(np.sqrt(var_tau * gains[0])),
+        method=method,
+    )
+
+
+def _floats(x: np.ndarray) -> tuple[float, ...]:
+    return tuple(float(v) for v in np.asarray(x).ravel())

@@ -20,6 +20,18 @@ def _frozen(array: np.ndarray | None) -> np.ndarray | None:
     return out
 
 
+class _Samples:
+    """Rows are samples, columns joints: the sample count of ``t`` (N,) and the joint count of ``q`` (N, dof)."""
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.t.shape[0])
+
+    @property
+    def dof(self) -> int:
+        return int(self.q.shape[1])
+
+
 @dataclass(frozen=True)
 class DroppedRow:
     """One sample removed from a measurement, and why.
@@ -68,7 +80,7 @@ class DropRecord:
 
 
 @dataclass(frozen=True, eq=False)
-class Measurement:
+class Measurement(_Samples):
     """A measurement in the canonical form of interfaces.md section 3, SI units, joint side.
 
     ``t`` (N,) strictly increasing, in s, as recorded (not shifted to zero); ``q`` (N, dof) link-side joint
@@ -92,14 +104,6 @@ class Measurement:
     def __post_init__(self) -> None:
         for name in ("t", "q", "tau", "qd", "qdd", "theta"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
-
-    @property
-    def n_samples(self) -> int:
-        return int(self.t.shape[0])
-
-    @property
-    def dof(self) -> int:
-        return int(self.q.shape[1])
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,7 @@ class NoiseEstimate:
 
 
 @dataclass(frozen=True, eq=False)
-class ProcessedSignals:
+class ProcessedSignals(_Samples):
     """What identification uses: filtered, differentiated, resampled signals and how they were obtained.
 
     Arrays are (N, dof) on the uniform grid ``t``. Periodic path: one averaged period of M samples,
@@ -179,11 +183,3 @@ class ProcessedSignals:
         keep = np.array(self.keep, dtype=bool, copy=True)
         keep.flags.writeable = False
         object.__setattr__(self, "keep", keep)
-
-    @property
-    def n_samples(self) -> int:
-        return int(self.t.shape[0])
-
-    @property
-    def dof(self) -> int:
-        return int(self.q.shape[1])

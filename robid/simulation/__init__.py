@@ -8,7 +8,7 @@ from robid.simulation.balancer_plant import CompensatorTorques, compensator_forc
 from robid.simulation.plant import ControllerSettings, IntegratorSettings, IntegratorStats, Plant
 from robid.simulation.reference import ReferenceMotion
 from robid.simulation.rnea import RigidBodyDynamics
-from robid.simulation.sensors import NOISE_LEVELS, Measurement, SensorSettings, write_measurement_csv
+from robid.simulation.sensors import NOISE_LEVELS, SensorRecording, SensorSettings, write_measurement_csv
 from robid.simulation.simulator import SimulationResult, SimulationSettings, simulate
 from robid.simulation.truth import true_parameters
 
@@ -18,10 +18,10 @@ __all__ = [
     "ControllerSettings",
     "IntegratorSettings",
     "IntegratorStats",
-    "Measurement",
     "Plant",
     "ReferenceMotion",
     "RigidBodyDynamics",
+    "SensorRecording",
     "SensorSettings",
     "SimulationResult",
     "SimulationSettings",

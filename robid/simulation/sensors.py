@@ -85,7 +85,7 @@ class SensorSettings:
 
 
 @dataclass(frozen=True, eq=False)
-class Measurement:
+class SensorRecording:
     """What is written to the file: (N, dof) arrays; ``theta`` and ``current`` None when not recorded."""
 
     t: np.ndarray
@@ -165,7 +165,7 @@ def measure(
     tau: np.ndarray,
     settings: SensorSettings,
     rng: np.random.Generator,
-) -> Measurement:
+) -> SensorRecording:
     """Apply noise and quantisation to the true signals sampled at the instants of :func:`sampling_instants`.
 
     The caller draws the jitter first from the same generator, so the order of draws is fixed.
@@ -186,7 +186,7 @@ def measure(
     current = None
     if settings.torque_signal in ("current", "both"):
         current = tau_meas / current_factors(model)
-    return Measurement(
+    return SensorRecording(
         t=np.asarray(t, dtype=float),
         q=q_meas,
         tau=tau_meas if settings.torque_signal in ("torque", "both") else None,

@@ -12,7 +12,7 @@ from robid.errors import RobidInputError
 from robid.model.robot_model import RobotModel
 from robid.simulation.plant import ControllerSettings, IntegratorSettings, IntegratorStats, Plant
 from robid.simulation.reference import ReferenceMotion
-from robid.simulation.sensors import Measurement, SensorSettings, current_factors, measure, sampling_instants
+from robid.simulation.sensors import SensorRecording, SensorSettings, current_factors, measure, sampling_instants
 from robid.simulation.truth import true_parameters
 
 DEFAULT_PERIODS = 2
@@ -54,7 +54,7 @@ class SimulationResult:
     thetad: np.ndarray
     tau: np.ndarray
     q_ref: np.ndarray
-    measured: Measurement
+    measured: SensorRecording
     truth: dict[str, float]
     settings: SimulationSettings
     stats: IntegratorStats

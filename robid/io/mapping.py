@@ -2,8 +2,8 @@
 
 A mapping is a small YAML file (docs/signals.md) that says where each signal is (file, ``.mat`` variable,
 column), in which unit, on which side of the gears, and how currents become torques. This module only parses
-and checks the mapping; :mod:`robid.signals.reading` applies it. The canonical CSV of interfaces.md section 3
-is read through the same machinery, with a mapping built from its header (:func:`canonical_mapping`).
+and checks the mapping; :mod:`robid.io.measurement_file` applies it. The canonical CSV of interfaces.md
+section 3 is read through the same machinery, with a mapping built from its header (:func:`canonical_mapping`).
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ class Transmission:
 
 
 @dataclass(frozen=True)
-class Mapping:
+class ChannelMapping:
     """A parsed mapping file (or the mapping implied by a canonical CSV header)."""
 
     source: str
@@ -131,13 +131,13 @@ class Mapping:
     description: str = ""
 
 
-def read_mapping(path: str | Path) -> Mapping:
+def read_mapping(path: str | Path) -> ChannelMapping:
     """Parse a mapping file; every error names the file and the key at fault."""
     data = read_yaml(path, "mapping")
     return mapping_from_dict(data, str(path))
 
 
-def mapping_from_dict(data: Any, where: str) -> Mapping:
+def mapping_from_dict(data: Any, where: str) -> ChannelMapping:
     if not isinstance(data, dict):
         raise RobidInputError(f"{where}: a mapping file is a YAML mapping with keys robid_mapping, time, ...")
     _check_keys(data, _TOP_KEYS, where)
@@ -176,7 +176,7 @@ def mapping_from_dict(data: Any, where: str) -> Mapping:
     dof = data.get("dof")
     if dof is not None and (not isinstance(dof, int) or isinstance(dof, bool) or dof < 1):
         raise RobidInputError(f"{where}: dof: expected a positive integer, got {dof!r}")
-    return Mapping(
+    return ChannelMapping(
         source=where,
         groups=groups,
         time=time_part,
@@ -194,7 +194,7 @@ def mapping_from_dict(data: Any, where: str) -> Mapping:
 _CANONICAL = re.compile(r"^(t|q|qd|qdd|tau|i|theta)(\d+)?$")
 
 
-def canonical_mapping(names: list[str], dof: int, where: str) -> tuple[Mapping, list[str]]:
+def canonical_mapping(names: list[str], dof: int, where: str) -> tuple[ChannelMapping, list[str]]:
     """The mapping implied by a canonical CSV header (interfaces.md section 3).
 
     Returns the mapping and the list of header columns it does not use (reported as a note, not an error).
@@ -234,7 +234,7 @@ def canonical_mapping(names: list[str], dof: int, where: str) -> tuple[Mapping, 
     if "motor_positions" in groups:
         groups["motor_positions"] = Group(name="motor_positions", parts=groups["motor_positions"].parts, side="joint")
     unused = [n for n in names if n.strip() not in used]
-    mapping = Mapping(
+    mapping = ChannelMapping(
         source="canonical CSV header",
         groups=groups,
         time=Part(columns=("t",), units="s"),
@@ -306,20 +306,21 @@ def _part(spec: dict, group: str, where: str, top_read: ReadOptions) -> Part:
     scale = None
     if "scale" in spec:
         scale = _numbers(spec["scale"], f"{where}: scale", None if columns is None else len(columns))
-    file = spec.get("file")
-    if file is not None and not isinstance(file, str):
-        raise RobidInputError(f"{where}: file: expected a path, got {file!r}")
-    variable = spec.get("variable")
-    if variable is not None and not isinstance(variable, str):
-        raise RobidInputError(f"{where}: variable: expected a dotted name, got {variable!r}")
     return Part(
         columns=columns,
         units=units,
         scale=scale,
-        file=file,
-        variable=variable,
+        file=_optional_text(spec, "file", "a path", where),
+        variable=_optional_text(spec, "variable", "a dotted name", where),
         read=_read_options(spec, where, top_read),
     )
+
+
+def _optional_text(spec: dict, key: str, what: str, where: str) -> str | None:
+    value = spec.get(key)
+    if value is not None and not isinstance(value, str):
+        raise RobidInputError(f"{where}: {key}: expected {what}, got {value!r}")
+    return value
 
 
 def _group(spec: Any, name: str, where: str, top_read: ReadOptions) -> Group:

@@ -1,9 +1,9 @@
-"""Raw tables from measurement files, with the problem of every unreadable row kept for validation.
+"""Raw tables from measurement files, with the problem of every unreadable row kept for screening.
 
 Readers never raise on a bad row: they record it (``RawTable.problems``) and leave NaN in its place, so that
-validation can decide, for all rows at once, whether to refuse the file or drop the rows and record them.
-Rows are numbered as a user sees them in an editor: 1-based line numbers, header and skipped lines
-included. For ``.mat`` files the row is the 1-based sample index.
+screening (:mod:`robid.io.screening`) can decide, for all rows at once, whether to refuse the file or drop the
+rows and record them. Rows are numbered as a user sees them in an editor: 1-based line numbers, header and
+skipped lines included. For ``.mat`` files the row is the 1-based sample index.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from robid.errors import RobidInputError
-from robid.signals.mapping import ReadOptions
+from robid.io.mapping import ReadOptions
 
 
 @dataclass
@@ -234,7 +234,7 @@ def _flat_table(path: Path, body: list[str], line_no: np.ndarray, delimiter: str
     table_values = values[: n_samples * k].reshape(n_samples, k)
     rows = token_line[: n_samples * k : k] if n_samples else np.zeros(0, dtype=int)
     if rest:
-        # a last, incomplete sample: keep it as a bad row so that validation reports it
+        # a last, incomplete sample: keep it as a bad row so that screening reports it
         table_values = np.vstack([table_values, np.full((1, k), np.nan)])
         rows = np.append(rows, token_line[n_samples * k])
         problems[n_samples] = (

@@ -1,12 +1,12 @@
-"""Input validation of raw measurement tables: nothing is silent.
+"""Screening of raw measurement tables (row checks while reading): nothing is silent.
 
 Every problem either stops the run with a one-line :class:`RobidInputError` that names the file, the row and
 the column (``file: row R, column C: what``), or -- for isolated bad rows and only when the user allowed it --
 removes the sample and records exactly which row was removed and why (:class:`DropRecord`).
 
-Checks, in order: unreadable rows (wrong column count, truncated, non-numeric, empty), NaN/inf in a used
-column, time stamps that repeat or run backwards, too few samples, gaps in time, constant channels and
-saturated (clipped) torque or current channels.
+Checks, in order (docs/signals.md section 3): unreadable rows (wrong column count, truncated, non-numeric,
+empty), NaN/inf in a used column, time stamps that repeat or run backwards, position spikes and garbage rows,
+too few samples, gaps in time, constant channels and saturated (clipped) torque or current channels.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.io.tables import RawTable
 from robid.signals.records import DroppedRow, DropRecord
-from robid.signals.tables import RawTable
 
 #: Kinds of channel; saturation is checked on efforts only (a position at rest repeats its value legally).
 EFFORT_KINDS = ("torques", "currents")
@@ -27,8 +27,8 @@ CONTINUOUS_KINDS = ("positions", "motor_positions")
 
 
 @dataclass(frozen=True)
-class ValidationPolicy:
-    """What validation tolerates. Defaults refuse every bad row.
+class ScreeningPolicy:
+    """What screening tolerates. Defaults refuse every bad row.
 
     ``drop_bad_rows``: drop isolated bad rows (runs of at most ``max_bad_run`` inside the recording, any run
     at its start or end) and record them, as long as at most ``max_drop_fraction`` of the rows go.
@@ -63,7 +63,7 @@ class ChannelRef:
 
 
 @dataclass(frozen=True)
-class ValidationResult:
+class ScreeningResult:
     keep: np.ndarray  # (n_samples,) bool
     dropped: DropRecord
     notes: tuple[str, ...]
@@ -80,9 +80,9 @@ def channel_label(table: RawTable, ref: ChannelRef) -> str:
     return f"column {ref.column + 1} ({ref.name})"
 
 
-def validate(
-    tables: list[RawTable], channels: list[ChannelRef], time: ChannelRef | None, policy: ValidationPolicy
-) -> ValidationResult:
+def screen(
+    tables: list[RawTable], channels: list[ChannelRef], time: ChannelRef | None, policy: ScreeningPolicy
+) -> ScreeningResult:
     """Check the used columns of ``tables`` (all with the same number of samples); see the module docstring."""
     n = tables[channels[0].table].n_samples
     bad: dict[int, tuple[int, int, str]] = {}  # sample -> (table, row, reason); first problem wins
@@ -132,7 +132,7 @@ def validate(
     positions = {_joint(c.name): tables[c.table].values[kept, c.column] for c in channels if c.kind == "positions"}
     for ref in channels:
         _check_channel(tables[ref.table], ref, kept, policy, notes, positions.get(_joint(ref.name)))
-    return ValidationResult(keep=keep, dropped=record, notes=tuple(notes))
+    return ScreeningResult(keep=keep, dropped=record, notes=tuple(notes))
 
 
 def _message(table: RawTable, row: int, reason: str) -> str:
@@ -141,7 +141,7 @@ def _message(table: RawTable, row: int, reason: str) -> str:
 
 
 def _check_time_order(
-    table: RawTable, ref: ChannelRef, bad: dict[int, tuple[int, int, str]], policy: ValidationPolicy
+    table: RawTable, ref: ChannelRef, bad: dict[int, tuple[int, int, str]], policy: ScreeningPolicy
 ) -> None:
     """Time stamps must increase strictly.
 
@@ -213,7 +213,7 @@ def _check_jumps(
     times: np.ndarray,
     bad: dict[int, tuple[int, int, str]],
     n: int,
-    policy: ValidationPolicy,
+    policy: ScreeningPolicy,
 ) -> None:
     """Spikes and garbage rows: positions that jump away from the last good sample.
 
@@ -299,7 +299,7 @@ def _longest_increasing(t: np.ndarray) -> np.ndarray:
 
 
 def _drop(
-    tables: list[RawTable], bad: dict[int, tuple[int, int, str]], n: int, policy: ValidationPolicy
+    tables: list[RawTable], bad: dict[int, tuple[int, int, str]], n: int, policy: ScreeningPolicy
 ) -> tuple[np.ndarray, list[DroppedRow]]:
     """Drop the bad samples if they are isolated; refuse holes in the recording and too many drops."""
     is_bad = np.zeros(n, dtype=bool)
@@ -362,7 +362,7 @@ def _drop(
     return keep, dropped
 
 
-def _check_gaps(table: RawTable, ref: ChannelRef, kept: np.ndarray, policy: ValidationPolicy) -> None:
+def _check_gaps(table: RawTable, ref: ChannelRef, kept: np.ndarray, policy: ScreeningPolicy) -> None:
     t = table.values[kept, ref.column]
     dt = np.diff(t)
     median = float(np.median(dt))
@@ -380,7 +380,7 @@ def _check_channel(
     table: RawTable,
     ref: ChannelRef,
     kept: np.ndarray,
-    policy: ValidationPolicy,
+    policy: ScreeningPolicy,
     notes: list[str],
     position: np.ndarray | None,
 ) -> None:
@@ -388,14 +388,15 @@ def _check_channel(
     label = channel_label(table, ref)
     lo, hi = float(np.min(x)), float(np.max(x))
     if lo == hi:
-        if _allowed(ref.name, policy.allow_constant):
-            notes.append(f"{table.file}: {label}: constant at {lo:.6g} (allowed)")
-            return
-        raise RobidInputError(
+        _allow_or_refuse(
+            _allowed(ref.name, policy.allow_constant),
+            notes,
+            f"{table.file}: {label}: constant at {lo:.6g} (allowed)",
             f"{table.file}: rows {table.rows[kept[0]]}-{table.rows[kept[-1]]}, {label}: constant at {lo:.6g} over "
             f"all {x.size} samples (dead sensor or wrong column?); if that is right, allow it with "
-            f"--allow-constant {ref.name}"
+            f"--allow-constant {ref.name}",
         )
+        return
     if ref.kind not in EFFORT_KINDS:
         return
     for extreme in (hi, lo):
@@ -407,13 +408,20 @@ def _check_channel(
             moving = True
         if length >= policy.saturation_run and moving:
             r0, r1 = table.rows[kept[start]], table.rows[kept[start + length - 1]]
-            if _allowed(ref.name, policy.allow_saturated):
-                notes.append(f"{table.file}: rows {r0}-{r1}, {label}: at its extreme {extreme:.6g} (allowed)")
-                continue
-            raise RobidInputError(
+            _allow_or_refuse(
+                _allowed(ref.name, policy.allow_saturated),
+                notes,
+                f"{table.file}: rows {r0}-{r1}, {label}: at its extreme {extreme:.6g} (allowed)",
                 f"{table.file}: rows {r0}-{r1}, {label}: saturated at {extreme:.6g} for {length} samples "
-                f"(clipped signal); if that is right, allow it with --allow-saturated {ref.name}"
+                f"(clipped signal); if that is right, allow it with --allow-saturated {ref.name}",
             )
+
+
+def _allow_or_refuse(allowed: bool, notes: list[str], note: str, refusal: str) -> None:
+    """An allowed finding becomes a note; any other stops the run with ``refusal``."""
+    if not allowed:
+        raise RobidInputError(refusal)
+    notes.append(note)
 
 
 def _joint(name: str) -> str:

@@ -15,8 +15,11 @@ import pytest
 import scipy.io
 
 from robid.errors import RobidInputError
+from robid.io.mapping import read_mapping
+from robid.io.measurement_file import read_measurement
+from robid.io.processed_files import write_processed_csv
+from robid.io.screening import ScreeningPolicy
 from robid.model.loader import read_robot
-from robid.signals import ValidationPolicy, read_mapping, read_measurement, write_processed_csv
 from robid.signals.processing import process
 
 DATA = Path(__file__).resolve().parent / "data" / "signals"
@@ -246,7 +249,7 @@ def test_drop_record_lists_rows_and_reasons(tmp_path, robot):
     f.write_text("\n".join(lines) + "\n")
     with pytest.raises(RobidInputError, match=r"m.csv: row 52, column 4 \(tau1\): NaN"):
         read_measurement(f, robot)
-    m = read_measurement(f, robot, policy=ValidationPolicy(drop_bad_rows=True))
+    m = read_measurement(f, robot, policy=ScreeningPolicy(drop_bad_rows=True))
     assert m.dropped.row_numbers == (52, 121, 201)
     reasons = [r.reason for r in m.dropped.rows]
     assert "NaN" in reasons[0] and "truncated" in reasons[1] and "repeats row 200" in reasons[2]

@@ -1,0 +1,206 @@
+"""Read a measurement into the canonical form: files -> raw tables -> screening -> SI, joint side.
+
+``read_measurement(path, robot)`` reads the canonical CSV of interfaces.md section 3;
+``read_measurement(path, robot, mapping=...)`` reads any layout a mapping describes (docs/signals.md).
+``read_trajectory_timing`` reads the period and excited harmonics of a ``robid design`` trajectory.
+The user's files are only ever opened for reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.io.files import read_json
+from robid.io.mapping import ChannelMapping, ReadOptions, canonical_mapping, read_mapping
+from robid.io.motor_side import TransmissionMatrix, currents_to_torque, motor_to_joint
+from robid.io.screening import ChannelRef, ScreeningPolicy, screen
+from robid.io.table_set import TableSet
+from robid.io.tables import file_format
+from robid.model.robot_model import RobotModel
+from robid.signals.records import Measurement
+
+#: The canonical signal (Measurement field) of each mapping group; currents become ``tau`` (motor_side.py).
+_FIELD = {
+    "positions": "q",
+    "velocities": "qd",
+    "accelerations": "qdd",
+    "torques": "tau",
+    "motor_positions": "theta",
+}
+
+
+def read_measurement(
+    path: str | Path,
+    robot: RobotModel | None = None,
+    mapping: str | Path | ChannelMapping | None = None,
+    policy: ScreeningPolicy | None = None,
+    dof: int | None = None,
+) -> Measurement:
+    """Read, screen and convert one measurement.
+
+    ``robot`` gives the number of joints and, where the mapping asks for them (``robot``), gear ratios and
+    torque constants; without a robot, ``dof`` (or the mapping's ``dof``) gives the joint count.
+    ``policy`` decides what screening tolerates (default: refuse every bad row).
+    """
+    path = Path(path)
+    policy = policy or ScreeningPolicy()
+    if not path.exists():
+        raise RobidInputError(f"{path}: no such measurement file")
+    loaded = read_mapping(mapping) if isinstance(mapping, str | Path) else mapping
+    n_joints = _joint_count(robot, dof, loaded, path)
+    tables = TableSet(path)
+    notes: list[str] = []
+    if loaded is None:
+        loaded = _canonical_layout(path, tables, n_joints, notes)
+    columns = _Columns.locate(tables, loaded, n_joints)
+    n = tables.common_length(loaded.source)
+    result = screen(tables.tables, columns.channels, columns.time, _with_allowances(policy, loaded))
+    notes.extend(result.notes)
+    keep = result.keep
+
+    if columns.time is not None:
+        t = tables.values(columns.time, keep) * columns.time_factor
+        uniform = False
+    else:
+        t = (loaded.start + np.arange(n) / loaded.rate)[keep]
+        uniform = not np.any(~keep)
+        notes.append(f"{path}: no time column: t = {loaded.start:g} s + k / {loaded.rate:g} Hz")
+    signals = _joint_side(columns.raw(tables, keep), loaded, robot, n_joints, notes)
+    if loaded.time is None and result.dropped.count:
+        notes.append(f"{path}: time stamps of dropped samples are missing from t (the gaps are resampled)")
+    return Measurement(
+        source=str(path),
+        t=t,
+        q=signals["q"],
+        tau=signals["tau"],
+        qd=signals.get("qd"),
+        qdd=signals.get("qdd"),
+        theta=signals.get("theta"),
+        dropped=result.dropped,
+        notes=tuple(notes),
+        uniform_time=uniform,
+    )
+
+
+def _joint_count(robot: RobotModel | None, dof: int | None, mapping: ChannelMapping | None, path: Path) -> int:
+    counts = {
+        "the robot": robot.dof if robot is not None else None,
+        "the dof argument": dof,
+        "the mapping": mapping.dof if mapping is not None else None,
+    }
+    given = {k: v for k, v in counts.items() if v is not None}
+    if not given:
+        raise RobidInputError(f"{path}: the number of joints is unknown: give a robot (or dof: in the mapping)")
+    values = set(given.values())
+    if len(values) > 1:
+        detail = ", ".join(f"{k} has {v}" for k, v in given.items())
+        raise RobidInputError(f"{path}: joint counts disagree: {detail}")
+    return values.pop()
+
+
+def _canonical_layout(path: Path, tables: TableSet, n_joints: int, notes: list[str]) -> ChannelMapping:
+    """The mapping implied by the header of a canonical CSV (interfaces.md section 3); unused columns go to
+    ``notes``."""
+    if path.is_dir() or file_format(path, ReadOptions()) != "csv":
+        raise RobidInputError(
+            f"{path}: not a canonical measurement CSV (header t, q1.., tau1..); describe its layout in a "
+            "mapping file and pass it with --mapping (docs/signals.md)"
+        )
+    table = tables.table(None, None, ReadOptions(format="csv", header=True), "canonical CSV")
+    mapping, extra = canonical_mapping(table.names or [], n_joints, str(path))
+    notes.extend(extra)
+    return mapping
+
+
+def _with_allowances(policy: ScreeningPolicy, mapping: ChannelMapping) -> ScreeningPolicy:
+    """The policy with the mapping's allow_constant and allow_saturated channels added."""
+    if not (mapping.allow_constant or mapping.allow_saturated):
+        return policy
+    return replace(
+        policy,
+        allow_constant=tuple(policy.allow_constant) + mapping.allow_constant,
+        allow_saturated=tuple(policy.allow_saturated) + mapping.allow_saturated,
+    )
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The used columns of a measurement: the time column (None: from the rate) with its factor to s, and
+    per group its channels and their factors to SI."""
+
+    time: ChannelRef | None
+    time_factor: float
+    channels: list[ChannelRef]
+    factors: dict[str, np.ndarray]
+
+    @classmethod
+    def locate(cls, tables: TableSet, mapping: ChannelMapping, n_joints: int) -> _Columns:
+        time_ref, time_factor = None, 1.0
+        if mapping.time is not None:
+            refs, f = tables.channels(mapping.time, "time", "t", 1, f"{mapping.source}: time", n_joints)
+            time_ref, time_factor = refs[0], float(f[0])
+        channels: list[ChannelRef] = []
+        factors: dict[str, np.ndarray] = {}
+        for name, group in mapping.groups.items():
+            refs, f = tables.group_channels(group, n_joints, mapping.source)
+            channels.extend(refs)
+            factors[name] = f
+        return cls(time_ref, time_factor, channels, factors)
+
+    def raw(self, tables: TableSet, keep: np.ndarray) -> dict[str, np.ndarray]:
+        """The kept samples of every group, (N, dof), in SI units on the recorded side."""
+        out = {}
+        for name, factor in self.factors.items():
+            refs = [c for c in self.channels if c.kind == name]
+            out[name] = np.column_stack([tables.values(c, keep) for c in refs]) * factor
+        return out
+
+
+def _joint_side(
+    raw: dict[str, np.ndarray], mapping: ChannelMapping, robot: RobotModel | None, n_joints: int, notes: list[str]
+) -> dict[str, np.ndarray]:
+    """The canonical signals (q, qd, qdd, tau, theta) on the joint side: currents to torques, motor-side
+    signals through the transmission, position offsets added; every conversion goes to ``notes``."""
+    transmission = TransmissionMatrix(mapping, robot, n_joints)
+    where = mapping.source
+    out: dict[str, np.ndarray] = {}
+    for name, group in mapping.groups.items():
+        x = raw[name]
+        if name == "currents":
+            out["tau"] = currents_to_torque(x, group, transmission, notes, where)
+            continue
+        if group.side == "motor":
+            x = motor_to_joint(x, name, transmission, notes, where)
+        if group.offset is not None:
+            if len(group.offset) != n_joints:
+                raise RobidInputError(f"{where}: {name}.offset: {len(group.offset)} values for {n_joints} joints")
+            x = x + np.asarray(group.offset)
+        out[_FIELD[name]] = x
+    return out
+
+
+def read_trajectory_timing(path: str | Path) -> tuple[float, tuple[int, ...] | None]:
+    """Period (s) and excited harmonics of a trajectory file written by ``robid design`` (JSON with
+    ``period`` and ``harmonics``: a count H meaning 1..H, or a list)."""
+    path = Path(path)
+    data = read_json(path, "trajectory")
+    if not isinstance(data, dict):
+        raise RobidInputError(f"{path}: expected a JSON object with period and harmonics")
+    period = data.get("period")
+    if isinstance(period, bool) or not isinstance(period, int | float) or not period > 0:
+        raise RobidInputError(f"{path}: period: expected a positive number of seconds, got {period!r}")
+    raw = data.get("harmonics")
+    harmonics: tuple[int, ...] | None
+    if raw is None:
+        harmonics = None
+    elif isinstance(raw, int) and not isinstance(raw, bool) and raw >= 1:
+        harmonics = tuple(range(1, raw + 1))
+    elif isinstance(raw, list) and raw and all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in raw):
+        harmonics = tuple(sorted(set(raw)))
+    else:
+        raise RobidInputError(f"{path}: harmonics: expected a count or a list of positive integers, got {raw!r}")
+    return float(period), harmonics

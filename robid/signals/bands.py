@@ -1,0 +1,130 @@
+"""Band policies: which harmonics (spectral paths) or which cut-off (non-periodic path) the signal stage keeps.
+
+Positions (docs/signals.md sections 6 and 7): the harmonics the user gives (``--harmonics``), all up to a
+cut-off (``--cutoff``: h/T <= fc), or chosen from the data -- on the periodic path every harmonic where the
+averaged positions stand ``snr`` times above their period-scatter noise, up to half the Nyquist frequency,
+plus the excited harmonics of the trajectory; on the single-period path the band up to the cut-off estimated
+from the position spectrum (:func:`robid.signals.filtering.estimate_cutoff`), widened to the highest excited
+harmonic. Every policy returns the set and the words that say how it was chosen (``ProcessedSignals.method``).
+
+Torques (periodic path, ``torque_band``): ``all`` harmonics (period averaging only), the ``positions`` band, or
+the position band plus every ``signal`` harmonic where the averaged torque stands above its own noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.signals import filtering, noise, periodic
+from robid.signals.path_result import format_ranges
+
+if TYPE_CHECKING:
+    from robid.signals.processing import ProcessingOptions
+
+AUTO_CUTOFF = (
+    "twice the highest frequency at which a position spectrum stands 30 dB above its own noise floor "
+    "(give --cutoff or --harmonics to choose)"
+)
+
+Band = tuple[np.ndarray, str]
+
+
+def position_harmonics(
+    o: ProcessingOptions, period: float, bins: int, automatic: Callable[[], Band], samples: str = ""
+) -> Band:
+    """The position harmonics of a spectral path with ``bins`` DFT bins: given, up to the cut-off, or
+    ``automatic()``; ``samples`` completes the message that refuses a harmonic at or above Nyquist."""
+    if o.harmonics is not None:
+        harmonics = np.asarray(sorted(set(o.harmonics)))
+        if harmonics.max() >= bins - 1:
+            raise RobidInputError(
+                f"harmonics: {harmonics.max()} is at or above the Nyquist harmonic {bins - 1}{samples}"
+            )
+        return harmonics, "given"
+    if o.cutoff_hz is not None:
+        harmonics = np.arange(1, min(int(np.floor(o.cutoff_hz * period + 1e-9)), bins - 2) + 1)
+        return harmonics, f"all up to the cut-off {o.cutoff_hz:g} Hz"
+    return automatic()
+
+
+def significant_harmonics(mean: np.ndarray, per_harmonic: np.ndarray, n_periods: int, snr: float) -> np.ndarray:
+    """Harmonics where the averaged period ``mean`` (M, C) has |X[h]|^2 above ``snr`` times the pooled
+    period-scatter noise floor of ``per_harmonic`` (:func:`robid.signals.noise.pooled_noise_floor`)."""
+    power = np.abs(np.fft.rfft(mean, axis=0) / mean.shape[0]) ** 2
+    floor = noise.pooled_noise_floor(per_harmonic, n_periods)
+    floor = np.maximum(floor, 1e-24 * power.max(axis=0))  # below double precision: not a signal
+    return periodic.select_harmonics_snr(power, np.maximum(floor, 1e-300), snr)
+
+
+def snr_band(
+    mean_q: np.ndarray, harm_q: np.ndarray, n_periods: int, snr: float, excited: tuple[int, ...] | None
+) -> Band:
+    """Automatic band of the periodic path: the significant position harmonics up to half the Nyquist
+    frequency, plus the ``excited`` ones (below Nyquist); harmonic 1 if nothing stands out."""
+    m = mean_q.shape[0]
+    bins = m // 2 + 1
+    # the band follows the positions: torques carry broadband harmonics of Coulomb friction (sign(qd)) that
+    # would let noise into the differentiated positions; the regressor is filtered to the same band
+    harmonics = significant_harmonics(mean_q, harm_q, n_periods, snr)
+    # never differentiate near the Nyquist frequency: a tone there (aliasing, a sampling artefact) multiplied
+    # by (h omega)^2 would swamp the accelerations; the automatic band stops at half the Nyquist frequency
+    harmonics = harmonics[harmonics <= m // 4]
+    how = (
+        f"where the averaged positions stand {snr:g} times above the period-scatter "
+        "noise (running median over 17 harmonics), up to half the Nyquist frequency"
+    )
+    if excited:
+        inside = np.asarray([x for x in excited if x < bins - 1], dtype=int)
+        harmonics = np.union1d(harmonics, inside)
+        how += f", plus the excited harmonics {format_ranges(tuple(int(x) for x in inside))}"
+    if harmonics.size == 0:
+        harmonics = np.array([1])
+    return harmonics, how
+
+
+def estimated_band(
+    t: np.ndarray, q: np.ndarray, rate: float, period: float, bins: int, excited: tuple[int, ...] | None
+) -> Band:
+    """Automatic band of the single-period path: harmonics 1..floor(fc T) with fc estimated from the
+    positions ``q`` sampled at ``rate`` (docs/signals.md section 7), widened to the highest ``excited`` one."""
+    fc = filtering.estimate_cutoff(t, q, rate)
+    top = int(np.floor(fc * period + 1e-9))
+    how = f"band up to {fc:.4g} Hz: {AUTO_CUTOFF}"
+    if excited and max(excited) > top:
+        top = max(excited)
+        how += f"; widened to the highest excited harmonic {top}"
+    return np.arange(1, min(top, bins - 2) + 1), how
+
+
+def torque_mask(
+    policy: str, mask: np.ndarray, mean_tau: np.ndarray, harm_tau: np.ndarray, n_periods: int, snr: float
+) -> tuple[np.ndarray, str]:
+    """The DFT mask of the averaged torque for ``policy`` (all, positions, signal) and how it was chosen.
+
+    The rigid-body dynamics are nonlinear in the states, so a trajectory with H harmonics drives torques at
+    many more (and Coulomb friction is broadband). Cutting the torque to the position band would throw that
+    signal away and leave only 2H + 1 independent equations per joint. ``signal`` keeps, besides the position
+    band, every harmonic where the torque stands above its own period-scatter noise; the regressor is
+    filtered to the same band (``apply_filter``).
+    """
+    if policy == "all":
+        return np.ones_like(mask), "all harmonics (period averaging only)"
+    if policy == "positions":
+        return mask.copy(), "the position band"
+    extra = significant_harmonics(mean_tau, harm_tau, n_periods, snr)
+    how = (
+        f"the position band plus every harmonic where the averaged torque stands {snr:g} times "
+        "above its period-scatter noise"
+    )
+    return mask | periodic.harmonic_mask(mask.size, extra), how
+
+
+def lowpass_cutoff(cutoff_hz: float | None, t: np.ndarray, q: np.ndarray, rate: float) -> tuple[float, str]:
+    """The cut-off of the non-periodic low-pass: given, or estimated from the positions (section 7)."""
+    if cutoff_hz is not None:
+        return cutoff_hz, "given"
+    return filtering.estimate_cutoff(t, q, rate), f"from the data: {AUTO_CUTOFF}"

@@ -1,0 +1,68 @@
+"""What each processing path (periodic, single period, non-periodic) hands back to :func:`robid.signals.process`,
+and the wording its account (``ProcessedSignals.method``) shares: per-joint values and harmonic sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from robid.signals.records import NoiseEstimate
+
+#: Fewest samples any path works on (after the time window, resampling, or in the motion segment).
+MIN_SAMPLES = 32
+
+
+@dataclass(frozen=True)
+class PathResult:
+    """The processed signals of one path on its grid ``t``.
+
+    ``derivs`` holds q and its derivatives up to the requested order, ``theta`` the motor positions and their
+    first two derivatives. ``lines`` are the path's own lines of the account, which ``process`` puts after
+    the data-selection lines (the periodic path writes its lines straight into the shared account instead).
+    """
+
+    t: np.ndarray
+    derivs: list[np.ndarray]
+    tau: np.ndarray
+    theta: list[np.ndarray] | None
+    noise: NoiseEstimate
+    apply_filter: Callable[[np.ndarray], np.ndarray]
+    mode: str
+    rate: float
+    lines: list[str] = field(default_factory=list)
+    period: float | None = None
+    period_source: str | None = None
+    n_periods: int = 0
+    harmonics: tuple[int, ...] | None = None
+    cutoff: float | None = None
+    segment: tuple[float, float] | None = None
+    trimmed: tuple[int, int] = (0, 0)
+    rejected: tuple[int, ...] = ()
+
+
+def format_values(values: tuple[float, ...]) -> str:
+    """``[0.012, 0.0034]``: per-joint values to three significant digits."""
+    return "[" + ", ".join(f"{v:.3g}" for v in values) + "]"
+
+
+def format_ranges(h: tuple[int, ...]) -> str:
+    """``1-5, 7, 9-10``: a sorted set of harmonics as runs."""
+    if not h:
+        return "none"
+    out, start, prev = [], h[0], h[0]
+    for x in h[1:]:
+        if x == prev + 1:
+            prev = x
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        start = prev = x
+    out.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ", ".join(out)
+
+
+def kept_harmonics(mask: np.ndarray) -> tuple[int, ...]:
+    """The harmonics h >= 1 set in a DFT mask (DC left out)."""
+    return tuple(int(x) for x in np.flatnonzero(mask[1:]) + 1)

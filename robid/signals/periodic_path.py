@@ -1,0 +1,195 @@
+"""The periodic path: K whole periods cut from the periodic part of the record, transient periods left out,
+the rest averaged, kept at the band's harmonics and differentiated in the frequency domain (docs/signals.md
+section 6; the spectral primitives and their references are in :mod:`robid.signals.periodic`).
+
+Steps: periodic part [a, b] (or the time window) -> K whole periods (one period: the single-period path) ->
+cut into (K, M, C), resampled onto T/M steps if T/h is not an integer -> outlier periods left out -> average
+x_bar -> position band and torque band (:mod:`robid.signals.bands`) -> x^(n) = sum_{h in H} X[h] (j h omega)^n
+e^{j h omega t} -> noise from the scatter between periods (section 8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.signals import bands, noise, periodic
+from robid.signals.path_result import PathResult, format_ranges, format_values, kept_harmonics
+from robid.signals.single_period import process_single_period
+
+if TYPE_CHECKING:
+    from robid.signals.processing import ProcessingOptions
+
+
+@dataclass(frozen=True)
+class _Averaged:
+    """The average of the kept periods of ``cut`` (``n`` periods of ``m`` samples) and their scatter."""
+
+    cut: periodic.PeriodCut
+    keep: np.ndarray  # 0-based indices of the averaged periods
+    mean_q: np.ndarray
+    mean_tau: np.ndarray
+    var_q: np.ndarray  # per-sample noise variance (C,)
+    var_tau: np.ndarray
+    harm_q: np.ndarray  # variance of the averaged DFT coefficient per harmonic (M//2 + 1, C)
+    harm_tau: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.keep.size)
+
+    @property
+    def m(self) -> int:
+        return self.cut.samples_per_period
+
+
+def process_periodic(
+    t: np.ndarray, sig: dict, period: float, source: str | None, o: ProcessingOptions, where: str, lines: list[str]
+) -> PathResult:
+    """Process the record on the uniform grid ``t`` as periodic with ``period`` (from ``source``); the account
+    goes straight into ``lines``."""
+    h = float(t[1] - t[0])
+    a, k = _whole_periods(t, sig["q"], period, o, where)
+    if k == 1:
+        i0 = int(round((a - t[0]) / h))
+        i1 = min(i0 + int(round(period / h)), t.size - 1)
+        lines.append(f"one period of {period:g} s from {t[i0]:g} s: single-period processing")
+        return process_single_period(t, sig, (i0, i1), o, source, where)
+    present = {name: v for name, v in sig.items() if v is not None}
+    try:
+        cut = periodic.cut_periods(t, present, a, period, k)
+    except ValueError:
+        # the periodic part ends within the last sample: start one step earlier is not allowed; use k - 1
+        k -= 1
+        cut = periodic.cut_periods(t, present, a, period, k)
+    avg = _average(cut, k, o.reject_periods)
+    rejected = tuple(int(i) + 1 for i in range(k) if i not in avg.keep)
+    lines.append(
+        f"periodic: T = {period:.9g} s ({source}), {k} whole periods from {a:g} s, M = {cut.samples_per_period} "
+        f"samples per period" + (" (resampled by cubic spline onto T/M steps)" if cut.resampled else "")
+    )
+    if rejected:
+        lines.append(
+            f"periods {', '.join(map(str, rejected))} left out of the average: their deviation from the median "
+            "period is more than 10 times the typical one (transient)"
+        )
+    lines.append(f"averaged {avg.n} periods")
+    derivs, tau_f, theta_f, est, apply_filter, kept = _spectral(avg, period, o, lines)
+    return PathResult(
+        t=cut.t,
+        derivs=derivs,
+        tau=tau_f,
+        theta=theta_f,
+        noise=est,
+        apply_filter=apply_filter,
+        mode="periodic",
+        rate=avg.m / period,
+        period=period,
+        period_source=source,
+        n_periods=avg.n,
+        harmonics=kept,
+        segment=(a, a + k * period),
+        rejected=rejected,
+    )
+
+
+def _whole_periods(t: np.ndarray, q: np.ndarray, period: float, o: ProcessingOptions, where: str) -> tuple[float, int]:
+    """Start (s) of the periodic part -- of the time window when one is given -- and the number of whole
+    periods to use (all that fit in the part, or ``o.n_periods``)."""
+    h = float(t[1] - t[0])
+    if o.start is not None:
+        a, b = float(t[0]), float(t[-1]) + h
+    else:
+        a, b = periodic.periodic_region(t, q, period)
+        b = min(b + h, float(t[-1]) + h)
+    fit = int(np.floor((b - a) / period + 1e-6))
+    k = o.n_periods if o.n_periods is not None else fit
+    if k > fit:
+        raise RobidInputError(f"{where}: {k} periods of {period:g} s requested, only {fit} fit in {a:g}-{b:g} s")
+    if k < 1:
+        raise RobidInputError(f"{where}: not one whole period of {period:g} s in the periodic part {a:g}-{b:g} s")
+    return a, k
+
+
+def _average(cut: periodic.PeriodCut, k: int, reject: bool) -> _Averaged:
+    """Leave out transient periods (``reject``, K >= 3: :func:`robid.signals.periodic.reject_outlier_periods`
+    on positions and torques; at least two stay), average the rest and measure their scatter."""
+    keep = np.arange(k)
+    if reject and k >= 3:
+        keep = np.intersect1d(
+            periodic.reject_outlier_periods(cut.periods["q"]), periodic.reject_outlier_periods(cut.periods["tau"])
+        )
+        if keep.size < 2:
+            keep = np.arange(k)
+    pq, ptau = cut.periods["q"][keep], cut.periods["tau"][keep]
+    var_q, harm_q = noise.period_scatter(pq)
+    var_tau, harm_tau = noise.period_scatter(ptau)
+    return _Averaged(cut, keep, pq.mean(axis=0), ptau.mean(axis=0), var_q, var_tau, harm_q, harm_tau)
+
+
+def _spectral(avg: _Averaged, period: float, o: ProcessingOptions, lines: list[str]):
+    """Bands, spectral derivatives, noise and filter of the averaged period: (derivs, tau, theta, noise,
+    apply_filter, kept harmonics)."""
+    mm, kk = avg.m, avg.n
+    bins = mm // 2 + 1
+    harmonics, how = bands.position_harmonics(
+        o,
+        period,
+        bins,
+        lambda: bands.snr_band(avg.mean_q, avg.harm_q, kk, o.snr_threshold, o.excited_harmonics),
+        f" of M = {mm} samples",
+    )
+    mask = periodic.harmonic_mask(bins, harmonics)
+    mask_tau, band_how = bands.torque_mask(o.torque_band, mask, avg.mean_tau, avg.harm_tau, kk, o.snr_threshold)
+    derivs = periodic.spectral_derivatives(avg.mean_q, mask, period, max(2, o.derivatives))
+    tau_f = periodic.spectral_derivatives(avg.mean_tau, mask_tau, period, 0)[0]
+    theta_f = None
+    if "theta" in avg.cut.periods:
+        theta_f = periodic.spectral_derivatives(avg.cut.periods["theta"][avg.keep].mean(axis=0), mask, period, 2)
+    kept = kept_harmonics(mask)
+    lines.append(
+        f"DFT of the averaged period: kept DC and {len(kept)} harmonics ({how}): {format_ranges(kept)} "
+        f"(highest {max(kept) / period:.4g} Hz); positions differentiated by (j h omega)^n, omega = 2 pi / T"
+    )
+    kept_tau = kept_harmonics(mask_tau)
+    lines.append(
+        f"torques: kept DC and {len(kept_tau)} harmonics ({band_how})"
+        + ("" if o.torque_band == "all" else f": {format_ranges(kept_tau)}; the regressor is filtered to the same band")
+    )
+    est = noise.spectral_estimate(
+        avg.var_q,
+        avg.var_tau,
+        avg.harm_q,
+        avg.harm_tau,
+        (mask, mask_tau),
+        2.0 * np.pi / period,
+        mm,
+        f"scatter between {kk} periods (unbiased variance per sample and per harmonic)",
+        per_harmonic=True,
+    )
+    lines.append(
+        "noise per joint from the scatter between periods: tau std per sample "
+        + format_values(est.tau_std)
+        + ", after averaging and filtering "
+        + format_values(est.tau_std_processed)
+    )
+    return derivs, tau_f, theta_f, est, _period_filter(mask_tau, mm), kept
+
+
+def _period_filter(mask: np.ndarray, m: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The torque's operator for any signal of one period (``m`` samples), e.g. regressor columns."""
+    bins = m // 2 + 1
+
+    def apply_filter(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.shape[0] != m:
+            raise ValueError(f"apply_filter expects {m} samples (one period), got {x.shape[0]}")
+        spectrum = np.fft.rfft(x, axis=0)
+        shape = (bins,) + (1,) * (x.ndim - 1)
+        return np.fft.irfft(spectrum * mask.reshape(shape), n=m, axis=0)
+
+    return apply_filter
