@@ -28,7 +28,7 @@ from robid.estimation.balancer import (
 )
 from robid.excitation.fourier import FourierTrajectory
 from robid.identification import IdentificationOptions, run_identification
-from robid.identification.balancer import (
+from robid.identification.balancer_analysis import (
     compensator_report,
     default_gas_bounds,
     fix_result_parameters,

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from robid.io.processed_files import write_processed_csv, write_summary_json
     from robid.model.loader import read_robot
     from robid.signals import process
-    from robid.signals.summary import processing_summary
+    from robid.signals.processing_summary import processing_summary
 
     meas = Path(args.measurement)
     out = Path(args.out)

@@ -20,31 +20,24 @@ from robid.estimation import band_coverage, prediction_std, torque_metrics
 from robid.estimation.metrics import TorqueMetrics
 from robid.identification.datasets import DataSet, load_dataset
 from robid.model.terms import standalone_parameters
-from robid.record.codec import from_plain
+from robid.record.codec import finite, finite_tuple, from_plain
 from robid.record.identification import (
     BalancerCollinearity,
     BaseParameter,
     ClassThresholds,
     ConsistentEstimateSummary,
-    CorrelatedPair,
-    DisplaySeries,
     EstimatorSummary,
     IdentificationRecord,
-    JointFit,
-    JointRange,
     MovedParameter,
+    ParameterCorrelation,
     PhysicalConsistency,
     ProcessingSettings,
-    ResidualSpectrum,
-    RunRecord,
     StandardParameter,
-    TorqueFit,
-    finite,
-    finite_tuple,
 )
+from robid.record.runs import DisplaySeries, JointFit, JointRange, ResidualSpectrum, RunRecord, TorqueFit
 from robid.signals import ProcessingOptions
+from robid.signals.processing_summary import processing_summary
 from robid.signals.spectrum import amplitude_spectrum, merge_bins
-from robid.signals.summary import processing_summary
 
 K95 = 1.96
 DISPLAY_POINTS = 2000  # samples per run kept for figures
@@ -56,9 +49,9 @@ DIGITS = 6  # significant digits of figure series
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class Prediction:
-    """Prediction of one data set with the reported values: mean, parameter-uncertainty std, and the parts of
-    the joints' own friction and balancer parameters, each (N, dof)."""
+class RunPrediction:
+    """Prediction of one data set with the reported values: mean and parameter-uncertainty std (N, dof), and the
+    residual std per joint of the identification fit (the noise part of the prediction band)."""
 
     mean: np.ndarray
     std_model: np.ndarray
@@ -69,8 +62,8 @@ class Prediction:
         return np.sqrt(self.std_model**2 + self.sigma[None, :] ** 2)
 
 
-def predict_dataset(dataset: DataSet, values: np.ndarray, covariance: np.ndarray, sigma: np.ndarray) -> Prediction:
-    return Prediction(dataset.W @ values, prediction_std(dataset.W, covariance), np.asarray(sigma, dtype=float))
+def predict_dataset(dataset: DataSet, values: np.ndarray, covariance: np.ndarray, sigma: np.ndarray) -> RunPrediction:
+    return RunPrediction(dataset.W @ values, prediction_std(dataset.W, covariance), np.asarray(sigma, dtype=float))
 
 
 def run_record(robot, dataset: DataSet, role: str, values, covariance, sigma) -> RunRecord:
@@ -91,7 +84,7 @@ def run_record(robot, dataset: DataSet, role: str, values, covariance, sigma) ->
     )
 
 
-def torque_fit(tau: np.ndarray, pred: Prediction, used: np.ndarray, joints) -> TorqueFit:
+def torque_fit(tau: np.ndarray, pred: RunPrediction, used: np.ndarray, joints) -> TorqueFit:
     """Metrics (robid.estimation.metrics) plus band coverage and mean model std, over the used rows."""
     used = np.asarray(used, dtype=bool)
     metrics = torque_metrics(tau, pred.mean, joints, used)
@@ -142,7 +135,7 @@ def _columns(x: np.ndarray) -> tuple[tuple[float, ...], ...]:
     return tuple(_rounded(x[:, j]) for j in range(x.shape[1]))
 
 
-def _display(robot, dataset: DataSet, values: np.ndarray, pred: Prediction) -> DisplaySeries:
+def _display(robot, dataset: DataSet, values: np.ndarray, pred: RunPrediction) -> DisplaySeries:
     p = dataset.processed
     step = max(1, -(-p.n_samples // DISPLAY_POINTS))
     pick = slice(None, None, step)
@@ -169,7 +162,7 @@ def _display(robot, dataset: DataSet, values: np.ndarray, pred: Prediction) -> D
     )
 
 
-def _spectrum(dataset: DataSet, pred: Prediction) -> ResidualSpectrum:
+def _spectrum(dataset: DataSet, pred: RunPrediction) -> ResidualSpectrum:
     """Spectra of the measured torque and of the residual (unused rows count as zero), up to 1.15 times the
     highest kept harmonic (periodic), twice the cut-off (low-pass), or the Nyquist frequency."""
     p = dataset.processed
@@ -229,7 +222,7 @@ def processing_options(settings: ProcessingSettings, file: str | None = None) ->
 
 def identification_record(work) -> IdentificationRecord:
     """The record of an identification (a robid.identification.identify.Identification: its working data)."""
-    from robid.identification.balancer import compensator_report
+    from robid.identification.balancer_analysis import compensator_report
 
     robot, est, ident, values = work.robot, work.estimate, work.identifiability, work.values
     cov, sigma = np.asarray(est.covariance, dtype=float), np.asarray(est.sigma, dtype=float)
@@ -244,7 +237,7 @@ def identification_record(work) -> IdentificationRecord:
         base_parameters=_base_rows(robot, est, ident, values, work.values_method),
         standard_parameters=_standard_rows(robot, ident, work.consistent),
         correlated_pairs=tuple(
-            CorrelatedPair(c.first, c.second, finite(c.correlation)) for c in ident.correlated_pairs
+            ParameterCorrelation(c.first, c.second, finite(c.correlation)) for c in ident.correlated_pairs
         ),
         covariance=tuple(finite_tuple(row) for row in cov),
         estimation=_estimator_summary(est),
@@ -311,7 +304,7 @@ def _stacked_fit(robot, datasets, values, cov, sigma) -> TorqueFit:
     preds = [predict_dataset(d, values, cov, sigma) for d in datasets]
     tau = np.concatenate([d.tau for d in datasets])
     used = np.concatenate([np.asarray(d.processed.keep, dtype=bool) for d in datasets])
-    pred = Prediction(
+    pred = RunPrediction(
         np.concatenate([p.mean for p in preds]), np.concatenate([p.std_model for p in preds]), np.asarray(sigma)
     )
     return torque_fit(tau, pred, used, robot.joint_names)

@@ -54,5 +54,5 @@ def write_processed_csv(path: str | Path, p: ProcessedSignals) -> None:
 
 
 def write_summary_json(path: str | Path, summary: ProcessingSummary) -> Path:
-    """The signal stage's summary record (robid.signals.summary.processing_summary) as JSON, atomically."""
+    """The signal stage's summary record (robid.signals.processing_summary.processing_summary) as JSON, atomically."""
     return write_atomic(path, json.dumps(to_plain(summary), indent=2, allow_nan=False) + "\n")

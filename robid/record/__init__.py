@@ -2,6 +2,7 @@
 
 * :mod:`robid.record.identification` -- :class:`IdentificationRecord`, what identification returns and RESULT.json
   serialises (schema ``MAJOR.MINOR``; readers refuse an unknown major version);
+* :mod:`robid.record.runs` -- the record of one run: processing summary, torque fit, ranges, figure series;
 * :mod:`robid.record.codec` -- the generic conversion of frozen dataclasses to JSON-ready data and back.
 
 This package imports nothing of robid but its errors: a RESULT.json can be read without the numerical stack.
@@ -11,15 +12,17 @@ from robid.record.identification import (
     SCHEMA_VERSION,
     BalancerCollinearity,
     BaseParameter,
-    DisplaySeries,
     IdentificationRecord,
+    ProcessingSettings,
+    StandardParameter,
+)
+from robid.record.runs import (
+    DisplaySeries,
     JointFit,
     JointRange,
-    ProcessingSettings,
     ProcessingSummary,
     ResidualSpectrum,
     RunRecord,
-    StandardParameter,
     TorqueFit,
 )
 

@@ -29,7 +29,21 @@ import typing
 from functools import cache
 from typing import Any
 
+import numpy as np
+
 from robid.errors import RobidInputError
+
+
+def finite(x: Any) -> float | None:
+    """``float(x)``, or None when it is missing, NaN or infinite (a record holds no non-finite number)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def finite_tuple(values: Any) -> tuple[float | None, ...]:
+    return tuple(finite(v) for v in np.asarray(values, dtype=float).ravel())
 
 
 def to_plain(obj: Any, path: str = "") -> Any:

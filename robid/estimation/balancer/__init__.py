@@ -8,7 +8,7 @@
   nonlinear in, with a separability check (section 5);
 * :mod:`~robid.estimation.balancer.gas` -- the gas cylinder's p0 column and the physical region of its geometry.
 
-No files and no robot objects: robid.identification.balancer wires these to an identification result.
+No files and no robot objects: robid.identification.balancer_analysis wires these to an identification result.
 """
 
 from robid.estimation.balancer.collinearity import (

@@ -1,7 +1,7 @@
 """Collinearity of balancer parameters with the gravity terms of their joint (docs/compensator.md, section 3).
 
 Arrays only: the caller passes an estimate's covariance, values and names, and each balancer parameter's
-"partners"; robid.identification.balancer finds the partners on a robot.
+"partners"; robid.identification.balancer_analysis finds the partners on a robot.
 
 A balancer torque is a function of the joint angle only, like the gravity torque and a constant offset. With
 a known geometry, the spring's stiffness column ``l dl/dq`` is even *exactly* a first harmonic of the joint

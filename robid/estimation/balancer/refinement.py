@@ -3,7 +3,7 @@
 
 Arrays only: the caller passes the stacked regressor ``W`` (N, dof, nb), the torque ``tau`` (N, dof), the
 parameter names and a function that evaluates the linear balancer parameter's regressor column for a given
-geometry (robid.identification.balancer builds it for a gas cylinder from robid.model.balancer).
+geometry (robid.identification.balancer_analysis builds it for a gas cylinder from robid.model.balancer).
 
 A gas cylinder's column ``A (v0 / (v0 - A (l - l0)))^n dl/dq`` (:func:`robid.estimation.balancer.gas.
 gas_cylinder_column`) is linear in the pressure p0 but not in the exponent n or the lengths/volumes. Around the

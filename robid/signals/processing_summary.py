@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from robid.record.identification import DroppedSample, NoiseLevels, ProcessingSummary, finite, finite_tuple
+from robid.record.codec import finite, finite_tuple
+from robid.record.runs import DroppedSample, NoiseLevels, ProcessingSummary
 from robid.signals.records import ProcessedSignals
 
 

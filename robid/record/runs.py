@@ -1,0 +1,169 @@
+"""Run records: how one measurement was processed (:class:`ProcessingSummary`, also ``robid process --summary``),
+how the identified model fits it (:class:`TorqueFit`), the ranges of its motion, and series and spectra for
+figures (:class:`RunRecord`). Part of the identification record (robid.record.identification)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+# ---- torque fit ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JointFit:
+    """Torque fit of one joint (robid.estimation.metrics): RMS error, NRMSE = 100 RMS(error) / RMS(measured)
+    (``relative_error_percent`` is the same number under Mamedov's name), largest error, the measured RMS, the
+    share of samples inside the 95 % prediction band and the mean parameter-uncertainty std of the prediction."""
+
+    joint: str
+    rms: float | None
+    nrmse_percent: float | None
+    max_error: float | None
+    measured_rms: float | None = None
+    relative_error_percent: float | None = None
+    inside_band_percent: float | None = None
+    mean_model_std: float | None = None
+
+
+@dataclass(frozen=True)
+class TorqueFit:
+    """Fit of predicted to measured torque over ``samples`` samples; the norm ratio over all joints."""
+
+    per_joint: tuple[JointFit, ...]
+    relative_error_norm_percent: float | None
+    samples: int
+
+    def nrmse_percent(self) -> tuple[float | None, ...]:
+        return tuple(m.nrmse_percent for m in self.per_joint)
+
+
+# ---- runs ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NoiseLevels:
+    """Noise std per joint, per raw sample and after processing (docs/signals.md), and how it was estimated."""
+
+    method: str
+    q_std: tuple[float | None, ...]
+    tau_std: tuple[float | None, ...]
+    q_std_processed: tuple[float | None, ...]
+    qd_std_processed: tuple[float | None, ...]
+    qdd_std_processed: tuple[float | None, ...]
+    tau_std_processed: tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
+class DroppedSample:
+    """A sample removed while reading: 1-based line (text files) or sample index (.mat) and the reason."""
+
+    file: str
+    row: int
+    sample: int
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProcessingSummary:
+    """How the signal stage processed one measurement (also the summary JSON of ``robid process``).
+
+    ``method`` lists every decision, one line each; ``unused_rows_per_joint`` counts the (sample, joint) rows
+    the data selection left out; ``segment_s`` is the time span used; ``trimmed_samples`` the filter edges."""
+
+    robid_processed: int = 1
+    mode: str
+    samples: int
+    sample_rate_hz: float
+    period_s: float | None
+    period_source: str | None
+    n_periods: int
+    rejected_periods: tuple[int, ...]
+    harmonics: tuple[int, ...] | None
+    cutoff_hz: float | None
+    segment_s: tuple[float, float] | None
+    trimmed_samples: tuple[int, int]
+    standstill_s: tuple[tuple[float, float], ...]
+    unused_rows_per_joint: tuple[int, ...]
+    noise: NoiseLevels
+    dropped_rows: tuple[DroppedSample, ...]
+    samples_read: int
+    notes: tuple[str, ...]
+    method: tuple[str, ...]
+
+    @property
+    def periodic(self) -> bool:
+        """True when the processed grid is one (averaged) period: its spectrum has no leakage."""
+        return self.mode in ("periodic", "rest-to-rest") and self.period_s is not None
+
+
+@dataclass(frozen=True)
+class JointRange:
+    """Range of the processed motion of one joint: position extremes and mean, peak |velocity|, |acceleration|
+    and |torque| (SI), over every sample of the run."""
+
+    joint: str
+    q_min: float
+    q_max: float
+    q_mean: float
+    qd_peak: float
+    qdd_peak: float
+    tau_peak: float
+
+
+@dataclass(frozen=True)
+class DisplaySeries:
+    """A run's processed series for figures: every ``step``-th sample of the processed grid (at most a few
+    thousand), 6 significant digits. Joint-indexed tuples hold one column per joint; ``tau_friction`` and
+    ``tau_compensator`` are the predicted torque of the joint's own (ungrouped) friction and balancer parameters
+    (None for a joint without); ``used`` marks the rows the data selection kept."""
+
+    step: int
+    t: tuple[float, ...]
+    q: tuple[tuple[float, ...], ...]
+    qd: tuple[tuple[float, ...], ...]
+    tau_measured: tuple[tuple[float, ...], ...]
+    tau_predicted: tuple[tuple[float, ...], ...]
+    tau_std_model: tuple[tuple[float, ...], ...]
+    tau_friction: tuple[tuple[float, ...] | None, ...]
+    tau_compensator: tuple[tuple[float, ...] | None, ...]
+    used: tuple[tuple[bool, ...], ...]
+
+    def array(self, name: str) -> np.ndarray:
+        """(n, dof) array of a joint-indexed series; NaN columns for joints without it."""
+        columns = getattr(self, name)
+        n = len(self.t)
+        return np.column_stack([np.full(n, np.nan) if c is None else np.asarray(c, dtype=float) for c in columns])
+
+
+@dataclass(frozen=True)
+class ResidualSpectrum:
+    """Single-sided amplitude spectra of the measured torque and of the residual of a run, per joint, up to
+    ``max_frequency_hz`` (bins merged by their maximum where there were more than a few thousand)."""
+
+    frequency_hz: tuple[float, ...]
+    measured: tuple[tuple[float, ...], ...]
+    residual: tuple[tuple[float, ...], ...]
+    max_frequency_hz: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord(ProcessingSummary):
+    """One measurement as identification used it: the processing summary (flattened into the JSON entry),
+    the file, its role, the rows in the least squares, the torque fit of the reported values on it, the ranges
+    of its motion, and series and a residual spectrum for figures. ``notes`` are those of reading, processing and
+    forming the least-squares block."""
+
+    file: str
+    role: str  # "identification" | "validation"
+    rows_used: int
+    fit: TorqueFit
+    ranges: tuple[JointRange, ...]
+    display: DisplaySeries
+    spectrum: ResidualSpectrum | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.role}: {Path(self.file).name}"
