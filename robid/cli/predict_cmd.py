@@ -27,16 +27,14 @@ def run(args: argparse.Namespace) -> int:
 
     import robid
     from robid.identification.predict import check_result_matches, predict_file
-    from robid.io.files import write_atomic
+    from robid.io.files import write_csv
     from robid.io.result_file import read_result
 
     record = read_result(args.result)
     robot = robid.load_robot(args.robot, terms=record.terms or None)
     check_result_matches(robot, record, args.result)
     pred = predict_file(robot, record, args.measurement, mapping=args.mapping, cutoff_hz=args.cutoff)
-    header = ",".join(["t"] + [f"tau{j + 1}" for j in range(robot.dof)])
-    rows = np.column_stack([pred.t, pred.tau])
-    lines = [header] + [",".join("nan" if not np.isfinite(x) else repr(float(x)) for x in row) for row in rows]
-    write_atomic(args.out, "\n".join(lines) + "\n")
+    columns = ["t"] + [f"tau{j + 1}" for j in range(robot.dof)]
+    write_csv(args.out, columns, np.column_stack([pred.t, pred.tau]), digits=17)
     sys.stdout.write(f"{args.out}: {len(pred.t)} samples; {pred.note}\n")
     return 0

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 import yaml
 
 from robid.errors import RobidInputError
@@ -68,6 +69,17 @@ def write_atomic_with(path: str | Path, writer: Callable[[IO[str]], None]) -> Pa
 
 def write_atomic(path: str | Path, text: str) -> Path:
     return write_atomic_with(path, lambda handle: handle.write(text))
+
+
+def write_csv(path: str | Path, columns: list[str], table: np.ndarray, digits: int = 15) -> Path:
+    """A CSV with a header row and one row per line of ``table`` (``digits`` significant digits), atomically.
+    NaN is written as ``nan``."""
+
+    def writer(handle: IO[str]) -> None:
+        handle.write(",".join(columns) + "\n")
+        np.savetxt(handle, np.asarray(table, dtype=float), delimiter=",", fmt=f"%.{digits}g")
+
+    return write_atomic_with(path, writer)
 
 
 def write_json(path: str | Path, document: Any, indent: int | None = 1) -> Path:

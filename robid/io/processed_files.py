@@ -7,13 +7,12 @@ Files are written to a temporary file in the target's directory and moved over t
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import numpy as np
 
-from robid.io.files import write_atomic
+from robid.io.files import write_atomic, write_csv
 from robid.record import ProcessingSummary
 from robid.record.codec import to_plain
 from robid.signals.records import ProcessedSignals
@@ -45,12 +44,10 @@ def processed_columns(p: ProcessedSignals) -> tuple[list[str], np.ndarray]:
     return names, np.hstack(arrays)
 
 
-def write_processed_csv(path: str | Path, p: ProcessedSignals) -> None:
+def write_processed_csv(path: str | Path, p: ProcessedSignals) -> Path:
+    """PROCESSED.csv of ``robid process`` (interfaces.md section 4), 15 significant digits."""
     names, table = processed_columns(p)
-    buffer = io.StringIO()
-    buffer.write(",".join(names) + "\n")
-    np.savetxt(buffer, table, delimiter=",", fmt="%.15g")
-    write_atomic(path, buffer.getvalue())
+    return write_csv(path, names, table, digits=15)
 
 
 def write_summary_json(path: str | Path, summary: ProcessingSummary) -> Path:

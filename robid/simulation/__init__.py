@@ -8,7 +8,7 @@ from robid.simulation.balancer_plant import CompensatorTorques, compensator_forc
 from robid.simulation.plant import ControllerSettings, IntegratorSettings, IntegratorStats, Plant
 from robid.simulation.reference import ReferenceMotion
 from robid.simulation.rnea import RigidBodyDynamics
-from robid.simulation.sensors import NOISE_LEVELS, SensorRecording, SensorSettings, write_measurement_csv
+from robid.simulation.sensors import NOISE_LEVELS, SensorRecording, SensorSettings
 from robid.simulation.simulator import SimulationResult, SimulationSettings, simulate
 from robid.simulation.truth import true_parameters
 
@@ -29,5 +29,4 @@ __all__ = [
     "compensator_length",
     "simulate",
     "true_parameters",
-    "write_measurement_csv",
 ]

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.io.files import write_atomic_with
+from robid.io.files import write_csv
 from robid.model.robot_model import RobotModel
 
 #: --noise LEVEL presets: (q_noise rad, tau_noise_relative fraction of each joint's RMS torque)
@@ -114,7 +114,9 @@ class SensorRecording:
         return np.hstack(parts)
 
     def write_csv(self, path: str | Path) -> Path:
-        return write_measurement_csv(path, self.columns(), self.table())
+        """The canonical measurement CSV (interfaces.md section 3), 12 significant digits: below any encoder step
+        and noise level."""
+        return write_csv(path, self.columns(), self.table(), digits=12)
 
 
 def current_factors(model: RobotModel) -> np.ndarray:
@@ -196,14 +198,3 @@ def measure(
         q_resolution=q_res,
         theta_resolution=theta_res,
     )
-
-
-def write_measurement_csv(path: str | Path, columns: list[str], table: np.ndarray) -> Path:
-    """Write the canonical CSV atomically (robid.io.files). Values have 12 significant digits (``%.12g``): below
-    any encoder step and noise level."""
-
-    def writer(fh):
-        fh.write(",".join(columns) + "\n")
-        np.savetxt(fh, table, delimiter=",", fmt="%.12g")
-
-    return write_atomic_with(path, writer)
