@@ -142,11 +142,8 @@ class _Campaign:
 
     def designs(self) -> dict[str, Path]:
         """1. excitation designs (or the given trajectory files)."""
-        paths: dict[str, Path] = {}
-        for t in self.spec.trajectories:
-            if t.file is not None:
-                paths[t.name] = t.file
-                continue
+        paths = {t.name: t.file for t in self.spec.trajectories if t.file is not None}
+        for t in (t for t in self.spec.trajectories if t.file is None):
             out = paths[t.name] = self.dirs["trajectories"] / f"{t.name}.json"
             fp = _fingerprint("design", self.robot_fp, t.spec)
             self.step(f"design {t.name}", fp, [out], lambda t=t, out=out: _design(self.robot, self.spec, t, out))
@@ -163,12 +160,9 @@ class _Campaign:
 
     def measurements(self, traj_paths: dict[str, Path]) -> tuple[dict[str, Path], dict[str, Path]]:
         """3. measurements: the given files, or runs of the virtual robot with their truth files."""
-        paths: dict[str, Path] = {}
+        paths = {m.name: m.file for m in self.spec.measurements if m.file is not None}
         truths: dict[str, Path] = {}
-        for m in self.spec.measurements:
-            if m.file is not None:
-                paths[m.name] = m.file
-                continue
+        for m in (m for m in self.spec.measurements if m.file is None):
             out = paths[m.name] = self.dirs["measurements"] / f"{m.name}.csv"
             truth = truths[m.name] = self.dirs["measurements"] / f"{m.name}.truth.json"
             traj = traj_paths[m.trajectory]

@@ -10,6 +10,8 @@ from robid.record.codec import finite, finite_tuple
 from robid.record.runs import DroppedSample, NoiseLevels, ProcessingSummary
 from robid.signals.records import ProcessedSignals
 
+_NOISE_STD = ("q_std", "tau_std", "q_std_processed", "qd_std_processed", "qdd_std_processed", "tau_std_processed")
+
 
 def processing_summary(p: ProcessedSignals) -> ProcessingSummary:
     """The summary record of processed signals ``p``."""
@@ -28,15 +30,7 @@ def processing_summary(p: ProcessedSignals) -> ProcessingSummary:
         trimmed_samples=(int(p.trimmed[0]), int(p.trimmed[1])),
         standstill_s=tuple((float(a), float(b)) for a, b in p.standstill),
         unused_rows_per_joint=tuple(int(x) for x in np.count_nonzero(~p.keep, axis=0)),
-        noise=NoiseLevels(
-            method=nz.method,
-            q_std=finite_tuple(nz.q_std),
-            tau_std=finite_tuple(nz.tau_std),
-            q_std_processed=finite_tuple(nz.q_std_processed),
-            qd_std_processed=finite_tuple(nz.qd_std_processed),
-            qdd_std_processed=finite_tuple(nz.qdd_std_processed),
-            tau_std_processed=finite_tuple(nz.tau_std_processed),
-        ),
+        noise=NoiseLevels(method=nz.method, **{k: finite_tuple(getattr(nz, k)) for k in _NOISE_STD}),
         dropped_rows=tuple(DroppedSample(r.file, int(r.row), int(r.sample), r.reason) for r in p.dropped.rows),
         samples_read=int(p.dropped.samples_read),
         notes=tuple(p.notes),

@@ -39,6 +39,13 @@ def _range(data, j: int, which: str):
     return None
 
 
+def _grid(rng, pad: float) -> tuple[np.ndarray, str]:
+    """(GRID points over the range ``rng`` = (lo, hi, source) widened by ``pad`` of its span, its source)."""
+    lo, hi, source = rng
+    span = max(hi - lo, 1e-9)
+    return np.linspace(lo - pad * span, hi + pad * span, GRID), source
+
+
 def _implied(data, j: int, part: str, which: str):
     """(x, torque implied by the data for the terms of ``part`` -- ``tau_friction`` or ``tau_compensator``) over
     the identification runs' display series: measured torque minus every other identified term, decimated."""
@@ -126,10 +133,9 @@ def _friction_figures(data, joints) -> tuple[list, list[str]]:
         if rng is None:
             skipped.append(f"{names[j]}: no velocity range known")
             continue
-        lo, hi, source = rng
-        span = max(hi - lo, 1e-9)
-        grid = np.linspace(lo - 0.02 * span, hi + 0.02 * span, GRID)
-        grid = np.sort(np.concatenate([grid, [-1e-12, 1e-12]])) if lo < 0 < hi else grid
+        grid, source = _grid(rng, 0.02)
+        # both sides of zero velocity, so that the Coulomb step is drawn as a step
+        grid = np.sort(np.concatenate([grid, [-1e-12, 1e-12]])) if grid[0] < 0 < grid[-1] else grid
         curve = friction_curve(
             grid, prefixes, names[j], data.names, data.values, data.covariance, nominal, data.references
         )
@@ -196,9 +202,7 @@ def _compensator_figures(data) -> tuple[list, list[str]]:
         if rng is None:
             notes.append(f"{names[j]}: no position range known")
             continue
-        lo, hi, source = rng
-        span = max(hi - lo, 1e-9)
-        grid = np.linspace(lo - 0.03 * span, hi + 0.03 * span, GRID)
+        grid, source = _grid(rng, 0.03)
         curve = compensator_curve(robot, j, grid, q_ref, cols, base_idx, data.values, data.covariance, data.references)
         plotted.append((j, curve, _implied(data, j, "tau_compensator", "q"), source, [data.names[k] for k in base_idx]))
     figs = []
