@@ -4,16 +4,8 @@ Works on arrays only (no file reading, no plotting). Stacking convention: regres
 ``tau`` (N, dof), one weight per joint. See docs/estimation.md.
 """
 
-from robid.estimation.consistent import (
-    BaseConsistencyReport,
-    ConsistencyReport,
-    ConsistentResult,
-    check_base_consistency,
-    check_physical_consistency,
-    consistent_estimate,
-    consistent_from_base,
-    pseudo_inertia,
-)
+from robid.estimation.base_consistency import BaseConsistencyReport, check_base_consistency
+from robid.estimation.consistent import ConsistentResult, consistent_estimate, consistent_from_base
 from robid.estimation.drive_gains import DriveGainResult, identify_drive_gains
 from robid.estimation.estimators import estimate, irls, ols, wls
 from robid.estimation.identifiability import (
@@ -24,6 +16,7 @@ from robid.estimation.identifiability import (
     essential_parameters,
 )
 from robid.estimation.metrics import PredictionBands, ValidationMetrics, predict, prediction_bands, validation_metrics
+from robid.estimation.physical_consistency import ConsistencyReport, check_physical_consistency, pseudo_inertia
 from robid.estimation.results import EstimationResult
 from robid.estimation.statistics import correlated_pairs, correlation_matrix
 
