@@ -62,9 +62,6 @@ class JointConvention:
     def to_controller(self, q: np.ndarray) -> np.ndarray:
         return self.signs * q * self.unit + self.offsets
 
-    def from_controller(self, v: np.ndarray) -> np.ndarray:
-        return (np.asarray(v, dtype=float) - self.offsets) / self.unit * self.signs
-
 
 def smoothstep9(s: np.ndarray) -> np.ndarray:
     s = np.clip(s, 0.0, 1.0)
