@@ -256,18 +256,12 @@ def _output_error(runs: _Runs, fixed, free, eq, names, max_iterations, tol):
     # covariance of (c_free, theta) from the last linearisation, mapped to (K_free, theta): dK = -dc / c^2
     Tm = np.eye(nf + nb + npay)
     Tm[np.arange(nf), np.arange(nf)] = -1.0 / c[free] ** 2
-    cov = Tm @ np.asarray(lin.covariance) @ Tm.T
-    values = np.concatenate([1.0 / c[free], theta])
-    est = EstimationResult.build(
+    est = lin.with_estimate(
+        np.concatenate([1.0 / c[free], theta]),
+        Tm @ np.asarray(lin.covariance) @ Tm.T,
         method="drive-gains-output-error",
         names=names,
-        values=values,
-        covariance=cov,
         residual=residual,
-        sigma=lin.sigma,
-        weights=lin.weights,
-        condition_number=lin.condition_number,
-        condition_number_scaled=lin.condition_number_scaled,
         notes=("residual and sigma are in current units (A)", *lin.notes),
         converged=converged and lin.converged,
         iterations=it,
