@@ -5,7 +5,7 @@ Both forms reduce their fit term to ``||R theta - z||^2`` and hand it to the sem
 regressor (a base regressor is mapped to the standard columns by the grouping, ``W_std = W_b G``),
 :func:`consistent_from_base` from a base estimate and its covariance. The checks themselves live in
 :mod:`robid.estimation.physical_consistency` (a standard set) and :mod:`robid.estimation.base_consistency`
-(a base set); they are re-exported here, where they have always been importable from.
+(a base set); they are re-exported here, where they were importable from before the split.
 """
 
 from __future__ import annotations
@@ -20,19 +20,31 @@ from robid.estimation import _lsq
 from robid.estimation._sdp import ConsistentFit, SdpSettings, fit_consistent, whitened
 from robid.estimation.base_consistency import BaseConsistencyReport, check_base_consistency
 from robid.estimation.physical_consistency import (
+    NONNEGATIVE,
     ConsistencyReport,
+    JointVerdict,
+    LinkVerdict,
+    ParameterLayout,
+    check_link,
     check_physical_consistency,
+    parameter_layout,
     pseudo_inertia,
 )
 
 __all__ = [
+    "NONNEGATIVE",
     "BaseConsistencyReport",
     "ConsistencyReport",
     "ConsistentResult",
+    "JointVerdict",
+    "LinkVerdict",
+    "ParameterLayout",
     "check_base_consistency",
+    "check_link",
     "check_physical_consistency",
     "consistent_estimate",
     "consistent_from_base",
+    "parameter_layout",
     "pseudo_inertia",
 ]
 

@@ -87,6 +87,7 @@ class _Runs:
 
     @staticmethod
     def checked(W_unloaded, current_unloaded, W_loaded, current_loaded, payload_torque, payload_regressor) -> _Runs:
+        """The arrays of :func:`identify_drive_gains`, their shapes checked against each other."""
         Wu = np.asarray(W_unloaded, dtype=float)
         Wl = np.asarray(W_loaded, dtype=float)
         iu = np.asarray(current_unloaded, dtype=float)
@@ -214,6 +215,9 @@ def _result(method, joint_names, est, fixed, free, nb, converged, iterations, no
 
 
 def _output_error(runs: _Runs, fixed, free, eq, names, max_iterations, tol):
+    """Gauss-Newton on ``i_j = c_j f_j(beta, pi_u)``, ``c_j = 1/K_j`` (module docstring), per-joint WLS on every
+    linearisation, started from the equation-error solution ``eq``; the covariance of the last linearisation is
+    mapped to ``K`` by ``dK = -dc / c^2``. Returns (estimate, converged, iterations, notes)."""
     Wu, iu, Wl, il, tp, Yu = runs.Wu, runs.iu, runs.Wl, runs.il, runs.tp, runs.Yu
     nu, dof, nb = Wu.shape
     npay = Yu.shape[2]
