@@ -1,19 +1,11 @@
-"""Estimation: estimators with honest uncertainty, physical consistency, identifiability, validation metrics.
+"""Estimation: estimators with honest uncertainty, physical consistency, identifiability, torque fit metrics.
 
 Works on arrays only (no file reading, no plotting). Stacking convention: regressor ``W`` (N, dof, nb), torque
 ``tau`` (N, dof), one weight per joint. See docs/estimation.md.
 """
 
-from robid.estimation.consistent import (
-    BaseConsistencyReport,
-    ConsistencyReport,
-    ConsistentResult,
-    check_base_consistency,
-    check_physical_consistency,
-    consistent_estimate,
-    consistent_from_base,
-    pseudo_inertia,
-)
+from robid.estimation.base_consistency import BaseConsistencyReport, check_base_consistency
+from robid.estimation.consistent import ConsistentResult, consistent_estimate, consistent_from_base
 from robid.estimation.drive_gains import DriveGainResult, identify_drive_gains
 from robid.estimation.estimators import estimate, irls, ols, wls
 from robid.estimation.identifiability import (
@@ -32,11 +24,13 @@ from robid.estimation.metrics import (
     prediction_std,
     torque_metrics,
 )
+from robid.estimation.physical_consistency import ConsistencyReport, check_physical_consistency, pseudo_inertia
 from robid.estimation.results import EstimationResult
 from robid.estimation.statistics import correlated_pairs, correlation_matrix
 
 __all__ = [
     "BaseConsistencyReport",
+    "ClassificationThresholds",
     "ConsistencyReport",
     "ConsistentResult",
     "DriveGainResult",
@@ -44,8 +38,8 @@ __all__ = [
     "EstimationResult",
     "IdentifiabilityReport",
     "PredictionBands",
-    "ClassificationThresholds",
     "TorqueMetrics",
+    "band_coverage",
     "check_base_consistency",
     "check_physical_consistency",
     "classify",
@@ -59,7 +53,6 @@ __all__ = [
     "irls",
     "ols",
     "predict",
-    "band_coverage",
     "prediction_bands",
     "prediction_std",
     "pseudo_inertia",

@@ -74,6 +74,42 @@ def _current_block(i: np.ndarray) -> np.ndarray:
     return D
 
 
+@dataclass(frozen=True, eq=False)
+class _Runs:
+    """The two runs as float arrays (shapes in :func:`identify_drive_gains`); ``Yu`` has 0 columns if unused."""
+
+    Wu: np.ndarray
+    iu: np.ndarray
+    Wl: np.ndarray
+    il: np.ndarray
+    tp: np.ndarray
+    Yu: np.ndarray
+
+    @staticmethod
+    def checked(W_unloaded, current_unloaded, W_loaded, current_loaded, payload_torque, payload_regressor) -> _Runs:
+        """The arrays of :func:`identify_drive_gains`, their shapes checked against each other."""
+        Wu = np.asarray(W_unloaded, dtype=float)
+        Wl = np.asarray(W_loaded, dtype=float)
+        iu = np.asarray(current_unloaded, dtype=float)
+        il = np.asarray(current_loaded, dtype=float)
+        tp = np.asarray(payload_torque, dtype=float)
+        if Wu.ndim != 3 or Wl.ndim != 3 or Wu.shape[1:] != Wl.shape[1:]:
+            raise RobidInputError(f"drive gains: regressors {Wu.shape} and {Wl.shape} must be (N, dof, nb) alike")
+        nu, dof, nb = Wu.shape
+        nl = Wl.shape[0]
+        if iu.shape != (nu, dof) or il.shape != (nl, dof) or tp.shape != (nl, dof):
+            raise RobidInputError(
+                f"drive gains: currents {iu.shape}, {il.shape} and payload torque {tp.shape} must match the regressors"
+            )
+        if payload_regressor is not None:
+            Yu = np.asarray(payload_regressor, dtype=float)
+            if Yu.ndim != 3 or Yu.shape[:2] != (nl, dof):
+                raise RobidInputError(f"drive gains: payload regressor {Yu.shape}, expected ({nl}, {dof}, n)")
+        else:
+            Yu = np.zeros((nl, dof, 0))
+        return _Runs(Wu, iu, Wl, il, tp, Yu)
+
+
 def identify_drive_gains(
     W_unloaded: np.ndarray,
     current_unloaded: np.ndarray,
@@ -97,28 +133,11 @@ def identify_drive_gains(
     ``payload_torque`` (N_l, dof) torque of the known payload part on the loaded run; ``payload_regressor``
     (N_l, dof, n_u) for unknown payload parameters; ``fixed_gains`` {joint index: gain}.
     """
-    Wu = np.asarray(W_unloaded, dtype=float)
-    Wl = np.asarray(W_loaded, dtype=float)
-    iu = np.asarray(current_unloaded, dtype=float)
-    il = np.asarray(current_loaded, dtype=float)
-    tp = np.asarray(payload_torque, dtype=float)
-    if Wu.ndim != 3 or Wl.ndim != 3 or Wu.shape[1:] != Wl.shape[1:]:
-        raise RobidInputError(f"drive gains: regressors {Wu.shape} and {Wl.shape} must be (N, dof, nb) alike")
-    nu, dof, nb = Wu.shape
-    nl = Wl.shape[0]
-    if iu.shape != (nu, dof) or il.shape != (nl, dof) or tp.shape != (nl, dof):
-        raise RobidInputError(
-            f"drive gains: currents {iu.shape}, {il.shape} and payload torque {tp.shape} must match the regressors"
-        )
-    if payload_regressor is not None:
-        Yu = np.asarray(payload_regressor, dtype=float)
-        if Yu.ndim != 3 or Yu.shape[:2] != (nl, dof):
-            raise RobidInputError(f"drive gains: payload regressor {Yu.shape}, expected ({nl}, {dof}, n)")
-    else:
-        Yu = np.zeros((nl, dof, 0))
+    runs = _Runs.checked(W_unloaded, current_unloaded, W_loaded, current_loaded, payload_torque, payload_regressor)
     if method not in METHODS:
         raise RobidInputError(f"drive gains: method must be one of {METHODS}, got {method!r}")
-    npay = Yu.shape[2]
+    _, dof, nb = runs.Wu.shape
+    npay = runs.Yu.shape[2]
     jn = tuple(joint_names) if joint_names is not None else tuple(str(j + 1) for j in range(dof))
     bn = tuple(base_names) if base_names is not None else tuple(f"beta{i}" for i in range(nb))
     pn = tuple(payload_names) if payload_names is not None else tuple(f"payload{i}" for i in range(npay))
@@ -128,23 +147,10 @@ def identify_drive_gains(
             raise RobidInputError(f"drive gains: fixed gain {v} for joint index {j} (robot has {dof} joints)")
     free = [j for j in range(dof) if j not in fixed]
     names = tuple(f"K_{jn[j]}" for j in free) + bn + pn
-
-    # equation-error: linear in (K_free, beta, pi_u)
-    X = np.concatenate(
-        [
-            np.concatenate([_current_block(iu)[:, :, free], -Wu, np.zeros((nu, dof, npay))], axis=2),
-            np.concatenate([_current_block(il)[:, :, free], -Wl, -Yu], axis=2),
-        ]
-    )
-    y = np.concatenate([np.zeros((nu, dof)), tp])
-    for j, k in fixed.items():
-        y[:nu, j] -= iu[:, j] * k
-        y[nu:, j] -= il[:, j] * k
-    eq = wls(X, y, names, steps=2)  # iterating the weights lets a zero-gain joint collapse to zero residual
+    eq = _equation_error(runs, fixed, free, names)
     notes = []
     if fixed:
         notes.append("gains fixed (not estimated): " + ", ".join(f"K_{jn[j]} = {v:g}" for j, v in fixed.items()))
-    nf = len(free)
     if method == "equation-error":
         est, converged, iterations = eq, eq.converged, 1
         notes.insert(
@@ -153,15 +159,38 @@ def identify_drive_gains(
             "when the currents are noisy",
         )
     else:
-        est, converged, iterations, gn_notes = _output_error(
-            Wu, iu, Wl, il, tp, Yu, fixed, free, eq, names, max_iterations, tol
-        )
+        est, converged, iterations, gn_notes = _output_error(runs, fixed, free, eq, names, max_iterations, tol)
         notes.insert(
             0,
             "drive gains by output error (Gauss-Newton on i_j = f_j / K_j, per-joint WLS), "
             "started from the equation-error solution",
         )
         notes.extend(gn_notes)
+    return _result(method, jn, est, fixed, free, nb, converged, iterations, notes)
+
+
+def _equation_error(runs: _Runs, fixed: dict[int, float], free: list[int], names: tuple[str, ...]) -> EstimationResult:
+    """The stacked linear system of the module docstring in ``(K_free, beta, pi_u)``, by two-step WLS; fixed
+    gains move their current terms to the right-hand side."""
+    nu, dof, _ = runs.Wu.shape
+    no_payload = np.zeros((nu, dof, runs.Yu.shape[2]))
+    X = np.concatenate(
+        [
+            np.concatenate([_current_block(runs.iu)[:, :, free], -runs.Wu, no_payload], axis=2),
+            np.concatenate([_current_block(runs.il)[:, :, free], -runs.Wl, -runs.Yu], axis=2),
+        ]
+    )
+    y = np.concatenate([np.zeros((nu, dof)), runs.tp])
+    for j, k in fixed.items():
+        y[:nu, j] -= runs.iu[:, j] * k
+        y[nu:, j] -= runs.il[:, j] * k
+    return wls(X, y, names, steps=2)  # iterating the weights lets a zero-gain joint collapse to zero residual
+
+
+def _result(method, joint_names, est, fixed, free, nb, converged, iterations, notes) -> DriveGainResult:
+    """Gains of all joints (fixed ones as given, std 0) and the split of the unknowns into base and payload."""
+    dof = len(joint_names)
+    nf = len(free)
     gains = np.zeros(dof)
     gstd = np.zeros(dof)
     gains[free] = est.values[:nf]
@@ -169,10 +198,10 @@ def identify_drive_gains(
     for j, v in fixed.items():
         gains[j] = v
     if np.any(gains[free] <= 0):
-        notes.append("non-positive gain estimated for: " + ", ".join(jn[j] for j in free if gains[j] <= 0))
+        notes.append("non-positive gain estimated for: " + ", ".join(joint_names[j] for j in free if gains[j] <= 0))
     return DriveGainResult(
         method=method,
-        joint_names=jn,
+        joint_names=joint_names,
         gains=gains,
         gains_std=gstd,
         fixed=tuple(j in fixed for j in range(dof)),
@@ -185,7 +214,11 @@ def identify_drive_gains(
     )
 
 
-def _output_error(Wu, iu, Wl, il, tp, Yu, fixed, free, eq, names, max_iterations, tol):
+def _output_error(runs: _Runs, fixed, free, eq, names, max_iterations, tol):
+    """Gauss-Newton on ``i_j = c_j f_j(beta, pi_u)``, ``c_j = 1/K_j`` (module docstring), per-joint WLS on every
+    linearisation, started from the equation-error solution ``eq``; the covariance of the last linearisation is
+    mapped to ``K`` by ``dK = -dc / c^2``. Returns (estimate, converged, iterations, notes)."""
+    Wu, iu, Wl, il, tp, Yu = runs.Wu, runs.iu, runs.Wl, runs.il, runs.tp, runs.Yu
     nu, dof, nb = Wu.shape
     npay = Yu.shape[2]
     nf = len(free)
@@ -227,18 +260,12 @@ def _output_error(Wu, iu, Wl, il, tp, Yu, fixed, free, eq, names, max_iterations
     # covariance of (c_free, theta) from the last linearisation, mapped to (K_free, theta): dK = -dc / c^2
     Tm = np.eye(nf + nb + npay)
     Tm[np.arange(nf), np.arange(nf)] = -1.0 / c[free] ** 2
-    cov = Tm @ np.asarray(lin.covariance) @ Tm.T
-    values = np.concatenate([1.0 / c[free], theta])
-    est = EstimationResult.build(
+    est = lin.with_estimate(
+        np.concatenate([1.0 / c[free], theta]),
+        Tm @ np.asarray(lin.covariance) @ Tm.T,
         method="drive-gains-output-error",
         names=names,
-        values=values,
-        covariance=cov,
         residual=residual,
-        sigma=lin.sigma,
-        weights=lin.weights,
-        condition_number=lin.condition_number,
-        condition_number_scaled=lin.condition_number_scaled,
         notes=("residual and sigma are in current units (A)", *lin.notes),
         converged=converged and lin.converged,
         iterations=it,

@@ -115,63 +115,78 @@ def wls(
     in the standard deviations; ``"given"`` uses ``noise_std`` as exact: ``Cov = (A_w^T A_w)^-1``.
     """
     W, tau, names = _lsq.check_problem(W, tau, names)
-    n, dof, _ = W.shape
-    notes: list[str] = []
+    dof = W.shape[1]
     if covariance_from not in ("residual", "given"):
         raise RobidInputError(f"wls: covariance_from must be 'residual' or 'given', got {covariance_from!r}")
     if noise_std is not None:
-        noise = np.asarray(noise_std, dtype=float).reshape(-1)
-        if noise.shape != (dof,) or np.any(~np.isfinite(noise)) or np.any(noise <= 0):
-            raise RobidInputError(f"wls: noise_std must be {dof} positive finite values, got {noise_std!r}")
-        weights = 1.0 / noise
-        notes.append("WLS: per-joint weights 1/noise_std from the given noise estimate")
+        weights = 1.0 / _given_noise(noise_std, dof)
+        notes = ["WLS: per-joint weights 1/noise_std from the given noise estimate"]
         iterations = 1
     else:
         if steps is not None and steps < 2:
             raise RobidInputError("wls: steps must be >= 2 when the weights come from the residuals")
         if covariance_from == "given":
             raise RobidInputError("wls: covariance_from='given' needs noise_std")
-        weights = np.ones(dof)
-        limit = steps if steps is not None else max_steps
-        iterations = 1
-        settled = False
-        while iterations < limit:
-            previous, _sol = _solve_and_report(W, tau, names, weights, "wls", [], 1)
-            sig = np.maximum(previous.sigma, _SIGMA_FLOOR * max(float(previous.sigma.max()), 1.0))
-            new_weights = 1.0 / sig
-            ratio = (new_weights / weights) / np.max(new_weights / weights)  # only relative weights matter
-            change = np.max(np.abs(ratio - 1.0))
-            weights = new_weights
-            iterations += 1
-            if steps is None and change < weight_tol:
-                settled = True
-                break
-        if steps is None:
-            notes.append(
-                f"WLS: per-joint weights 1/sigma_j re-estimated from the residuals, {iterations} solves"
-                + ("" if settled else f" (weights still changing after {max_steps} solves)")
-            )
-        else:
-            notes.append(f"WLS ({steps}-step): per-joint weights 1/sigma_j from the residuals of the previous step")
+        weights, iterations, note = _residual_weights(W, tau, names, steps, max_steps, weight_tol)
+        notes = [note]
     sigma_cov = None
     if covariance_from == "given":
         sigma_cov = 1.0 / weights
         notes.append("covariance uses the given noise_std as exact: (A_w^T A_w)^-1")
     result, _ = _solve_and_report(W, tau, names, weights, "wls", notes, iterations, sigma_cov)
     if noise_std is not None:
-        ratio = result.sigma * weights
-        off = [
-            f"joint {j}: residual sigma / given noise = {ratio[j]:.2g}" for j in range(dof) if not 0.5 <= ratio[j] <= 2
-        ]
-        if off:
-            result = _with_notes(
-                result,
-                [
-                    "residual and given noise level disagree by more than a factor 2 (model error or wrong noise "
-                    "estimate): " + "; ".join(off)
-                ],
-            )
+        result = _check_given_noise(result, weights)
     return result
+
+
+def _given_noise(noise_std: Sequence[float] | np.ndarray, dof: int) -> np.ndarray:
+    noise = np.asarray(noise_std, dtype=float).reshape(-1)
+    if noise.shape != (dof,) or np.any(~np.isfinite(noise)) or np.any(noise <= 0):
+        raise RobidInputError(f"wls: noise_std must be {dof} positive finite values, got {noise_std!r}")
+    return noise
+
+
+def _residual_weights(
+    W: np.ndarray, tau: np.ndarray, names: tuple[str, ...], steps: int | None, max_steps: int, weight_tol: float
+) -> tuple[np.ndarray, int, str]:
+    """Per-joint weights ``1/sigma_j`` iterated from OLS (docstring of :func:`wls`): (weights, solves, note)."""
+    weights = np.ones(W.shape[1])
+    limit = steps if steps is not None else max_steps
+    iterations = 1
+    settled = False
+    while iterations < limit:
+        previous, _sol = _solve_and_report(W, tau, names, weights, "wls", [], 1)
+        sig = np.maximum(previous.sigma, _SIGMA_FLOOR * max(float(previous.sigma.max()), 1.0))
+        new_weights = 1.0 / sig
+        ratio = (new_weights / weights) / np.max(new_weights / weights)  # only relative weights matter
+        change = np.max(np.abs(ratio - 1.0))
+        weights = new_weights
+        iterations += 1
+        if steps is None and change < weight_tol:
+            settled = True
+            break
+    if steps is not None:
+        note = f"WLS ({steps}-step): per-joint weights 1/sigma_j from the residuals of the previous step"
+    else:
+        note = f"WLS: per-joint weights 1/sigma_j re-estimated from the residuals, {iterations} solves" + (
+            "" if settled else f" (weights still changing after {max_steps} solves)"
+        )
+    return weights, iterations, note
+
+
+def _check_given_noise(result: EstimationResult, weights: np.ndarray) -> EstimationResult:
+    """Add a note where a joint's residual sigma and its given noise level differ by more than a factor 2."""
+    ratio = result.sigma * weights
+    off = [f"joint {j}: residual sigma / given noise = {r:.2g}" for j, r in enumerate(ratio) if not 0.5 <= r <= 2]
+    if not off:
+        return result
+    return _with_notes(
+        result,
+        [
+            "residual and given noise level disagree by more than a factor 2 (model error or wrong noise "
+            "estimate): " + "; ".join(off)
+        ],
+    )
 
 
 def _with_notes(result: EstimationResult, extra: list[str]) -> EstimationResult:
@@ -233,52 +248,17 @@ def irls(
         raise RobidInputError(f"irls: loss must be one of {sorted(_TUNING)}, got {loss!r}")
     c = float(tuning) if tuning is not None else _TUNING[loss]
     n, dof, nb = W.shape
-    A = W.reshape(n * dof, nb)
-    y = tau.reshape(n * dof)
-    start = wls(W, tau, names)
-    beta = np.array(start.values)
     notes = [f"IRLS with {loss} loss (c = {c:g}), per-joint robust scale MAD/0.6745, started from 2-step WLS"]
-    converged = False
-    it = 0
-    step = float("inf")
-    scale_ref = np.maximum(np.abs(beta), 1e-12) + start.std
-    for iteration in range(1, max_iterations + 1):
-        it = iteration
-        r = tau - W @ beta
-        s = _mad_scale(r)
-        s = np.maximum(s, _SIGMA_FLOOR * max(float(s.max()), 1.0))
-        u = (r / s).reshape(-1)
-        _, _, w = _psi(u, loss, c)
-        row_w = np.sqrt(w) / _lsq.rows_of_joint(s, n)
-        sol = _lsq.weighted_solve(A, y, row_w)
-        step = np.max(np.abs(sol.beta - beta) / scale_ref)
-        beta = sol.beta
-        if step < tol:
-            converged = True
-            break
+    beta, converged, it, step = _reweighted_solves(W, tau, wls(W, tau, names), loss, c, max_iterations, tol)
     if not converged:
         notes.append(f"IRLS did not converge in {max_iterations} iterations (last scaled step {step:.3g})")
     r = tau - W @ beta
-    s = np.maximum(_mad_scale(r), _SIGMA_FLOOR * max(float(_mad_scale(r).max()), 1.0))
-    u = (r / s).reshape(-1)
-    psi, dpsi, w = _psi(u, loss, c)
+    s = _robust_scale(r)
+    psi, dpsi, w = _psi((r / s).reshape(-1), loss, c)
     srow = _lsq.rows_of_joint(s, n)
-    X = A / srow[:, None]
-    colscale = np.linalg.norm(X, axis=0)
-    colscale = np.where(colscale == 0, 1.0, colscale)
-    Xs = X / colscale
-    bread = Xs.T @ (Xs * dpsi[:, None])
-    try:
-        np.linalg.cholesky(bread)
-    except np.linalg.LinAlgError:
-        mean_d = np.array([dpsi.reshape(n, dof)[:, j].mean() for j in range(dof)])
-        bread = Xs.T @ (Xs * _lsq.rows_of_joint(mean_d, n)[:, None])
-        notes.append("IRLS covariance: psi' bread indefinite, used per-joint mean psi' (Huber H1 form)")
-    meat = Xs.T @ (Xs * (psi**2)[:, None]) * (n * dof) / (n * dof - nb)
-    binv = np.linalg.pinv(bread)
-    cov = (binv @ meat @ binv) / np.outer(colscale, colscale)
-    cov = 0.5 * (cov + cov.T)
-    final = _lsq.weighted_solve(A, y, np.sqrt(w) / srow)
+    A = W.reshape(n * dof, nb)
+    cov = _m_estimate_covariance(A / srow[:, None], psi, dpsi, dof, notes)
+    final = _lsq.weighted_solve(A, tau.reshape(n * dof), np.sqrt(w) / srow)
     n_down = int(np.sum(w < 0.999))
     notes.append(f"{n_down} of {n * dof} rows down-weighted (weight < 0.999); {int(np.sum(w == 0))} rejected")
     if final.rank < nb:
@@ -298,6 +278,57 @@ def irls(
         converged=converged,
         iterations=it,
     )
+
+
+def _robust_scale(r: np.ndarray) -> np.ndarray:
+    """:func:`_mad_scale` kept above a floor relative to the largest joint's scale (a joint without residual)."""
+    s = _mad_scale(r)
+    return np.maximum(s, _SIGMA_FLOOR * max(float(s.max()), 1.0))
+
+
+def _reweighted_solves(
+    W: np.ndarray, tau: np.ndarray, start: EstimationResult, loss: str, c: float, max_iterations: int, tol: float
+) -> tuple[np.ndarray, bool, int, float]:
+    """The IRLS iterations of :func:`irls` from ``start``: (beta, converged, iterations, last scaled step)."""
+    n, dof, nb = W.shape
+    A = W.reshape(n * dof, nb)
+    y = tau.reshape(n * dof)
+    beta = np.array(start.values)
+    scale_ref = np.maximum(np.abs(beta), 1e-12) + start.std
+    it, step = 0, float("inf")
+    for iteration in range(1, max_iterations + 1):
+        it = iteration
+        r = tau - W @ beta
+        s = _robust_scale(r)
+        _, _, w = _psi((r / s).reshape(-1), loss, c)
+        sol = _lsq.weighted_solve(A, y, np.sqrt(w) / _lsq.rows_of_joint(s, n))
+        step = np.max(np.abs(sol.beta - beta) / scale_ref)
+        beta = sol.beta
+        if step < tol:
+            return beta, True, it, step
+    return beta, False, it, step
+
+
+def _m_estimate_covariance(X: np.ndarray, psi: np.ndarray, dpsi: np.ndarray, dof: int, notes: list[str]) -> np.ndarray:
+    """Huber's sandwich ``B^-1 (X^T diag(psi^2) X) B^-1 * M/(M - nb)``, ``B = X^T diag(psi') X``, of the
+    standardised regressor ``X`` (M rows), on unit-norm columns; an indefinite ``B`` (bisquare) falls back to
+    the per-joint mean of psi' (Huber's H1 form) with a note."""
+    rows, nb = X.shape
+    n = rows // dof
+    colscale = np.linalg.norm(X, axis=0)
+    colscale = np.where(colscale == 0, 1.0, colscale)
+    Xs = X / colscale
+    bread = Xs.T @ (Xs * dpsi[:, None])
+    try:
+        np.linalg.cholesky(bread)
+    except np.linalg.LinAlgError:
+        mean_d = np.array([dpsi.reshape(n, dof)[:, j].mean() for j in range(dof)])
+        bread = Xs.T @ (Xs * _lsq.rows_of_joint(mean_d, n)[:, None])
+        notes.append("IRLS covariance: psi' bread indefinite, used per-joint mean psi' (Huber H1 form)")
+    meat = Xs.T @ (Xs * (psi**2)[:, None]) * rows / (rows - nb)
+    binv = np.linalg.pinv(bread)
+    cov = (binv @ meat @ binv) / np.outer(colscale, colscale)
+    return 0.5 * (cov + cov.T)
 
 
 def estimate(

@@ -97,6 +97,14 @@ class EstimationResult:
             iterations=int(iterations),
         )
 
+    def with_estimate(self, values: np.ndarray, covariance: np.ndarray, **changes) -> EstimationResult:
+        """This fit with other unknowns: new ``values`` and ``covariance`` (e.g. mapped to other parameters by
+        the delta method, ``T Cov T^T``), std and relative std recomputed. ``changes`` replace further arguments
+        of :meth:`build` (``method``, ``names``, ``residual``, ``notes``, ...); the rest (per-joint sigma and
+        weights, condition numbers, ...) stays that of this fit."""
+        kept = {name: getattr(self, name) for name in _BUILD_ARGUMENTS}
+        return EstimationResult.build(**{**kept, "values": values, "covariance": covariance, **changes})
+
     @property
     def correlation(self) -> np.ndarray:
         """Correlation matrix of the estimate (see :func:`robid.estimation.statistics.correlation_matrix`)."""
@@ -133,3 +141,18 @@ class EstimationResult:
             "iterations": self.iterations,
             "notes": list(self.notes),
         }
+
+
+#: the arguments of :meth:`EstimationResult.build` besides values and covariance (fields of the same name)
+_BUILD_ARGUMENTS = (
+    "method",
+    "names",
+    "residual",
+    "sigma",
+    "weights",
+    "condition_number",
+    "condition_number_scaled",
+    "notes",
+    "converged",
+    "iterations",
+)

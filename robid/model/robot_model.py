@@ -24,6 +24,9 @@ import numpy as np
 #: Order of the ten standard inertial parameters of one body (interfaces.md section 1.3).
 INERTIAL_PARAMETERS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
 
+#: The rotation of a constant transform that does not rotate (readers' A_i or B_i).
+IDENTITY_ROTATION = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+
 
 @dataclass(frozen=True)
 class Limits:

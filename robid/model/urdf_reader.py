@@ -12,35 +12,75 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from robid.errors import RobidInputError
 from robid.io.files import read_text
-from robid.model.robot_model import (
-    Friction,
-    Joint,
-    JointGeometry,
-    Limits,
-    Link,
-    RobotModel,
-)
+from robid.model.robot_model import IDENTITY_ROTATION, Friction, Joint, JointGeometry, Limits, Link, RobotModel
 from robid.model.validation import check_link
 
-_IDENTITY = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+
+@dataclass(frozen=True, eq=False)
+class _Tree:
+    """The links and joints of a URDF file: ``links`` name -> (mass, com, inertia about the COM, link frame);
+    ``joints`` name -> (element, type, parent, child); ``children`` link -> names of the joints it is parent of."""
+
+    where: str
+    links: dict[str, tuple[float, np.ndarray, np.ndarray]]
+    joints: dict[str, tuple[ET.Element, str, str, str]]
+    children: dict[str, list[str]]
+
+    def has_movable(self, link: str) -> bool:
+        """Whether a movable joint lies anywhere below ``link``."""
+        return any(
+            self.joints[j][1] != "fixed" or self.has_movable(self.joints[j][3]) for j in self.children.get(link, [])
+        )
+
+    def chain_joints(self, link: str) -> list[str]:
+        """The joints below ``link`` that the chain goes on through: movable ones and fixed ones with a movable
+        joint further down (a serial chain has at most one)."""
+        return [
+            j
+            for j in self.children.get(link, [])
+            if self.joints[j][1] != "fixed" or self.has_movable(self.joints[j][3])
+        ]
+
+    def origin(self, joint: str) -> np.ndarray:
+        """The 4x4 transform of the joint's <origin> (parent link frame to joint frame)."""
+        rot, trans = _origin(self.joints[joint][0], f"{self.where}: joint {joint!r}")
+        t = np.eye(4)
+        t[:3, :3] = rot
+        t[:3, 3] = trans
+        return t
 
 
 def read_robot_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> RobotModel:
+    """The serial chain of a URDF file (module docstring); ``gravity_world`` in the frame of a ``world`` link."""
     path = Path(path)
-    text = read_text(path)
     try:
-        root = ET.fromstring(text)
+        root = ET.fromstring(read_text(path))
     except ET.ParseError as exc:
         raise RobidInputError(f"{path}: malformed XML ({exc})") from None
     if root.tag != "robot":
         raise RobidInputError(f"{path}: root element must be <robot>, got <{root.tag}>")
-    where = str(path)
+    tree = _read_tree(root, str(path))
+    base, gravity = _base_and_gravity(tree, np.asarray(gravity_world, dtype=float))
+    joints = _serial_chain(tree, base)
+    if not joints:
+        raise RobidInputError(f"{tree.where}: no movable joint found")
+    return RobotModel(
+        name=root.get("name", path.stem),
+        joints=tuple(joints),
+        gravity=tuple(float(g) for g in gravity),
+        kinematics="urdf",
+        source=tree.where,
+    )
+
+
+def _read_tree(root: ET.Element, where: str) -> _Tree:
     links = {}
     for el in root.findall("link"):
         name = el.get("name")
@@ -48,11 +88,7 @@ def read_robot_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> RobotM
             raise RobidInputError(f"{where}: <link> without a name")
         links[name] = _inertial(el, f"{where}: link {name!r}")
         mass, _, inertia = links[name]
-        check_link(
-            Link(mass=mass, inertia_com=(inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2],
-                                          inertia[1, 2])),
-            f"{where}: link {name!r} <inertial>",
-        )
+        check_link(Link(mass=mass, inertia_com=_inertia_com(inertia)), f"{where}: link {name!r} <inertial>")
     joints = {}
     children: dict[str, list[str]] = {}
     for el in root.findall("joint"):
@@ -70,50 +106,49 @@ def read_robot_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> RobotM
                 raise RobidInputError(f"{jw}: refers to unknown link {ln!r}")
         joints[name] = (el, jtype, parent, child)
         children.setdefault(parent, []).append(name)
-    child_links = {j[3] for j in joints.values()}
-    roots = [n for n in links if n not in child_links]
+    return _Tree(where, links, joints, children)
+
+
+def _base_and_gravity(tree: _Tree, gravity: np.ndarray) -> tuple[str, np.ndarray]:
+    """The robot's base link and gravity in its frame: a fixed joint from ``world`` rotates gravity (R^T g)."""
+    child_links = {j[3] for j in tree.joints.values()}
+    roots = [n for n in tree.links if n not in child_links]
     if len(roots) != 1:
-        raise RobidInputError(f"{where}: expected one root link, found {roots}")
-    root_link = roots[0]
+        raise RobidInputError(f"{tree.where}: expected one root link, found {roots}")
+    if roots[0] != "world":
+        return roots[0], gravity
+    mounts = tree.children.get("world", [])
+    if len(mounts) != 1 or tree.joints[mounts[0]][1] != "fixed":
+        raise RobidInputError(f"{tree.where}: link 'world' must have exactly one fixed joint to the robot base")
+    rot = tree.origin(mounts[0])[:3, :3]
+    return tree.joints[mounts[0]][3], _snap(rot).T @ gravity
 
-    gravity = np.asarray(gravity_world, dtype=float)
-    if root_link == "world":
-        mounts = children.get("world", [])
-        if len(mounts) != 1 or joints[mounts[0]][1] != "fixed":
-            raise RobidInputError(f"{where}: link 'world' must have exactly one fixed joint to the robot base")
-        el = joints[mounts[0]][0]
-        rot, _ = _origin(el, f"{where}: joint {mounts[0]!r}")
-        gravity = _snap(rot).T @ gravity
-        root_link = joints[mounts[0]][3]
 
-    def has_movable(link: str) -> bool:
-        return any(joints[j][1] != "fixed" or has_movable(joints[j][3]) for j in children.get(link, []))
-
+def _serial_chain(tree: _Tree, base: str) -> list[Joint]:
+    """Walk from the base to the leaf: fixed joints fold into the next movable joint's A, and the inertia of the
+    links they carry is merged into the body of the current movable joint."""
     out_joints: list[Joint] = []
     # body inertia accumulated in the current body frame: list of (mass, com, inertia_com) parts
     current_parts: list[tuple[float, np.ndarray, np.ndarray]] = []
     pending = np.eye(4)  # fixed transform from the current body frame to the link being visited
-    link = root_link
-    current = None  # (jtype, name, geometry, limits, friction) of the current movable joint
+    link = base
+    current = None  # (jtype, name, A, axis, limits, friction) of the current movable joint
     while True:
-        _merge_fixed_subtrees(link, pending, joints, children, links, has_movable, current_parts, where)
-        mass, com, inertia = links[link]
+        _merge_fixed_subtrees(tree, link, pending, current_parts)
+        mass, com, inertia = tree.links[link]
         if mass > 0 or np.any(inertia):
             current_parts.append(_transformed(mass, com, inertia, pending))
-        nexts = [j for j in children.get(link, []) if joints[j][1] != "fixed" or has_movable(joints[j][3])]
+        nexts = tree.chain_joints(link)
         if len(nexts) > 1:
-            raise RobidInputError(f"{where}: link {link!r} branches into {nexts}: not a serial chain")
-        if current is not None and (not nexts or joints[nexts[0]][1] != "fixed"):
-            out_joints.append(_finish(current, current_parts, where))
+            raise RobidInputError(f"{tree.where}: link {link!r} branches into {nexts}: not a serial chain")
+        if current is not None and (not nexts or tree.joints[nexts[0]][1] != "fixed"):
+            out_joints.append(_finish(current, current_parts, tree.where))
             current = None
         if not nexts:
-            break
-        el, jtype, _, child = joints[nexts[0]]
-        jw = f"{where}: joint {nexts[0]!r}"
-        rot, trans = _origin(el, jw)
-        origin = np.eye(4)
-        origin[:3, :3] = rot
-        origin[:3, 3] = trans
+            return out_joints
+        el, jtype, _, child = tree.joints[nexts[0]]
+        jw = f"{tree.where}: joint {nexts[0]!r}"
+        origin = tree.origin(nexts[0])
         if jtype == "fixed":
             pending = pending @ origin
         else:
@@ -122,31 +157,23 @@ def read_robot_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> RobotM
             current_parts = []
             pending = np.eye(4)
         link = child
-    if not out_joints:
-        raise RobidInputError(f"{where}: no movable joint found")
-    return RobotModel(
-        name=root.get("name", path.stem),
-        joints=tuple(out_joints),
-        gravity=tuple(float(g) for g in gravity),
-        kinematics="urdf",
-        source=where,
-    )
 
 
-def _merge_fixed_subtrees(link, pending, joints, children, links, has_movable, parts, where):
+def _merge_fixed_subtrees(tree: _Tree, link: str, pending: np.ndarray, parts: list) -> None:
     """Side branches of fixed joints without movable joints below them belong to the current body."""
-    for j in children.get(link, []):
-        el, jtype, _, child = joints[j]
-        if jtype == "fixed" and not has_movable(child):
-            rot, trans = _origin(el, f"{where}: joint {j!r}")
-            origin = np.eye(4)
-            origin[:3, :3] = rot
-            origin[:3, 3] = trans
-            t = pending @ origin
-            mass, com, inertia = links[child]
+    for j in tree.children.get(link, []):
+        _, jtype, _, child = tree.joints[j]
+        if jtype == "fixed" and not tree.has_movable(child):
+            t = pending @ tree.origin(j)
+            mass, com, inertia = tree.links[child]
             if mass > 0 or np.any(inertia):
                 parts.append(_transformed(mass, com, inertia, t))
-            _merge_fixed_subtrees(child, t, joints, children, links, has_movable, parts, where)
+            _merge_fixed_subtrees(tree, child, t, parts)
+
+
+def _inertia_com(inertia: np.ndarray) -> tuple[float, ...]:
+    """(Ixx, Iyy, Izz, Ixy, Ixz, Iyz) of a 3x3 inertia tensor (robot-file order)."""
+    return tuple(float(inertia[i, j]) for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)))
 
 
 def _finish(current, parts, where) -> Joint:
@@ -160,20 +187,13 @@ def _finish(current, parts, where) -> Joint:
     for m, c, i_c in parts:
         r = c - com
         inertia += i_c + m * (r @ r * np.eye(3) - np.outer(r, r))
-    link = Link(
-        mass=float(mass),
-        com=tuple(float(x) for x in com),
-        inertia_com=(
-            float(inertia[0, 0]), float(inertia[1, 1]), float(inertia[2, 2]),
-            float(inertia[0, 1]), float(inertia[0, 2]), float(inertia[1, 2]),
-        ),
-    )
+    link = Link(mass=float(mass), com=tuple(float(x) for x in com), inertia_com=_inertia_com(inertia))
     check_link(link, f"{where}: link of joint {name!r}")
     geometry = JointGeometry(
         a_rotation=tuple(tuple(float(x) for x in row) for row in _snap(a[:3, :3])),
         a_translation=tuple(float(x) for x in a[:3, 3]),
         axis=tuple(float(x) for x in axis),
-        b_rotation=_IDENTITY,
+        b_rotation=IDENTITY_ROTATION,
         b_translation=(0.0, 0.0, 0.0),
     )
     return Joint(
@@ -240,8 +260,9 @@ def _origin(el, where):
 
 def _rpy_matrix(roll, pitch, yaw):
     """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch),
-                              math.cos(yaw), math.sin(yaw))
+    cr, sr = math.cos(roll), math.sin(roll)
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    cy, sy = math.cos(yaw), math.sin(yaw)
     rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
     ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
     rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
@@ -254,11 +275,7 @@ def _axis(el, where):
     norm = np.linalg.norm(xyz)
     if norm < 1e-12:
         raise RobidInputError(f"{where} <axis xyz>: must not be zero")
-    return _snap_vector(xyz / norm)
-
-
-def _snap_vector(v):
-    return _snap(v)
+    return _snap(xyz / norm)
 
 
 def _limits(el, where, jtype) -> Limits:

@@ -147,62 +147,59 @@ def simulate(
     controller = ControllerSettings() if controller is None else controller
     integrator = IntegratorSettings() if integrator is None else integrator
     model = _model(robot)
-    traj = _trajectory(trajectory)
-    where = "simulate"
-    periods = DEFAULT_PERIODS if periods is None else periods
-    if not (periods > 0 and math.isfinite(periods)):
-        raise RobidInputError(f"{where}: periods: must be positive, got {periods!r}")
-    reference = ReferenceMotion(traj, float(periods))
-    if reference.rest_to_rest and float(periods) != round(periods):
-        raise RobidInputError(f"{where}: periods: a rest-to-rest trajectory runs whole periods, got {periods!r}")
-    if reference.dof != model.dof:
-        raise RobidInputError(
-            f"trajectory: center: has {reference.dof} joints, the robot {model.name!r} has {model.dof}"
-        )
+    reference = _reference(_trajectory(trajectory), model, DEFAULT_PERIODS if periods is None else periods)
     if sensors.torque_signal != "torque":
         current_factors(model)  # fail before integrating
     duration = reference.duration if duration is None else float(duration)
     if not (duration > 0 and math.isfinite(duration)):
-        raise RobidInputError(f"{where}: duration: must be positive, got {duration!r}")
+        raise RobidInputError(f"simulate: duration: must be positive, got {duration!r}")
     if not (warmup >= 0 and math.isfinite(warmup)):
-        raise RobidInputError(f"{where}: warmup: must be >= 0, got {warmup!r}")
-    count = max(1, math.ceil(duration * sensors.rate - 1e-9))  # k / rate < duration
-    t = np.arange(count) / sensors.rate
-    rng = np.random.default_rng(seed)
-    s = sampling_instants(t, sensors, rng)
-    t_start = min(0.0, float(s.min())) - warmup
-    t_end = max(duration, float(s.max()))
-    plant = Plant(model, reference, controller, integrator, t_start, t_end)
-    sol, stats = plant.integrate()
-    q, qd, theta, thetad = plant.split(sol.sol(s).T)
-    tau = plant.motor_torque(s, q, qd, theta, thetad)
-    q_ref = reference.derivatives(s, 0)[0]
-    measured = measure(model, t, q, theta, tau, sensors, rng)
+        raise RobidInputError(f"simulate: warmup: must be >= 0, got {warmup!r}")
     settings = SimulationSettings(
         sensors,
         controller,
         integrator,
-        float(periods),
+        reference.periods,
         duration,
         float(warmup),
         seed,
         reference.period,
         reference.rest_to_rest,
     )
+    return _run(model, reference, settings)
+
+
+def _reference(traj, model: RobotModel, periods: float) -> ReferenceMotion:
+    """The commanded motion: ``periods`` periods of the trajectory (whole ones for a rest-to-rest design)."""
+    if not (periods > 0 and math.isfinite(periods)):
+        raise RobidInputError(f"simulate: periods: must be positive, got {periods!r}")
+    reference = ReferenceMotion(traj, float(periods))
+    if reference.rest_to_rest and float(periods) != round(periods):
+        raise RobidInputError(f"simulate: periods: a rest-to-rest trajectory runs whole periods, got {periods!r}")
+    if reference.dof != model.dof:
+        raise RobidInputError(
+            f"trajectory: center: has {reference.dof} joints, the robot {model.name!r} has {model.dof}"
+        )
+    return reference
+
+
+def _run(model: RobotModel, reference: ReferenceMotion, settings: SimulationSettings) -> SimulationResult:
+    """Sample times k / rate (k / rate < duration) and their jittered instants, integrate the closed loop from
+    before the first instant (minus the warm-up) to the last, and record what the sensors give there."""
+    sensors = settings.sensors
+    count = max(1, math.ceil(settings.duration * sensors.rate - 1e-9))  # k / rate < duration
+    t = np.arange(count) / sensors.rate
+    rng = np.random.default_rng(settings.seed)
+    s = sampling_instants(t, sensors, rng)
+    t_start = min(0.0, float(s.min())) - settings.warmup
+    t_end = max(settings.duration, float(s.max()))
+    plant = Plant(model, reference, settings.controller, settings.integrator, t_start, t_end)
+    sol, stats = plant.integrate()
+    q, qd, theta, thetad = plant.split(sol.sol(s).T)
+    tau = plant.motor_torque(s, q, qd, theta, thetad)
+    q_ref = reference.derivatives(s, 0)[0]
+    measured = measure(model, t, q, theta, tau, sensors, rng)
+    names, truth = tuple(model.joint_names), true_parameters(model)
     return SimulationResult(
-        robot=model.name,
-        joint_names=tuple(model.joint_names),
-        t=t,
-        t_sampled=s,
-        q=q,
-        qd=qd,
-        theta=theta,
-        thetad=thetad,
-        tau=tau,
-        q_ref=q_ref,
-        measured=measured,
-        truth=true_parameters(model),
-        settings=settings,
-        stats=stats,
-        plant=plant,
+        model.name, names, t, s, q, qd, theta, thetad, tau, q_ref, measured, truth, settings, stats, plant
     )

@@ -30,8 +30,19 @@ from sympy.polys.matrices import DomainMatrix
 ZERO_TOLERANCE = 1e-10
 RANK_TOLERANCE = 1e-8
 
-_INERTIAL_PRIORITY = {"Ixx": 0, "Ixy": 1, "Ixz": 2, "Iyy": 3, "Iyz": 4, "Izz": 5, "mx": 6, "my": 7, "mz": 8,
-                      "m": 9, "Ia": 10}
+_INERTIAL_PRIORITY = {
+    "Ixx": 0,
+    "Ixy": 1,
+    "Ixz": 2,
+    "Iyy": 3,
+    "Iyz": 4,
+    "Izz": 5,
+    "mx": 6,
+    "my": 7,
+    "mz": 8,
+    "m": 9,
+    "Ia": 10,
+}
 
 
 @dataclass(frozen=True)
@@ -195,47 +206,10 @@ def derive_base(
     w = numeric_regressor(q, qd, qdd).reshape(-1, p)
     kept, zero = select_columns(w, priority_order(names, joint_names))
     dependent = [k for k in range(p) if k not in kept and k not in zero]
-    n_exact = int(math.ceil(1.5 * len(kept) / dof)) + 4
-    fractions_b = None
-    b_float = np.linalg.lstsq(w[:, kept], w[:, dependent], rcond=None)[0] if dependent else np.zeros((len(kept), 0))
-    rational_kept = [k for k in kept if k not in inexact_columns]
-    inexact_kept_rows = [r for r, k in enumerate(kept) if k in inexact_columns]
-    exact_possible = not any(d in inexact_columns for d in dependent) and (
-        not inexact_kept_rows or np.abs(b_float[inexact_kept_rows]).max(initial=0.0) < 1e-9
-    )
-    if dependent and exact_possible:
-        sub = exact_grouping(exact_eval, rational_states(seed, n_exact, symbols), dof, rational_kept, dependent)
-        if sub is not None:
-            zero_row = [Fraction(0)] * len(dependent)
-            by_kept = dict(zip(rational_kept, sub, strict=True))
-            fractions_b = [by_kept.get(k, zero_row) for k in kept]
-    exact = True
-    if dependent and fractions_b is not None:
-        b_exact = np.array([[float(v) for v in row] for row in fractions_b])
-        scale = max(float(np.abs(w).max()), 1e-300)
-        if np.abs(w[:, kept] @ b_exact - w[:, dependent]).max() <= 1e-9 * scale:
-            b_float = b_exact
-        else:
-            exact, fractions_b = False, None
-    elif dependent:
-        exact = False
-    grouping = np.zeros((len(kept), p))
-    grouping_exact = [["0"] * p for _ in kept] if exact else None
-    exprs = []
-    for row, k in enumerate(kept):
-        grouping[row, k] = 1.0
-        terms = []
-        if grouping_exact is not None:
-            grouping_exact[row][k] = "1"
-        for col, d in enumerate(dependent):
-            coeff = fractions_b[row][col] if fractions_b is not None else float(b_float[row, col])
-            if coeff == 0 or (not isinstance(coeff, Fraction) and abs(coeff) < 1e-12):
-                continue
-            grouping[row, d] = float(coeff)
-            if grouping_exact is not None:
-                grouping_exact[row][d] = str(coeff)
-            terms.append((names[d], coeff))
-        exprs.append(expression(names[k], terms))
+    states = rational_states(seed, int(math.ceil(1.5 * len(kept) / dof)) + 4, symbols)
+    b_float, fractions_b = grouping_coefficients(w, kept, dependent, exact_eval, states, dof, inexact_columns)
+    exact = not dependent or fractions_b is not None
+    grouping, grouping_exact, exprs = grouping_rows(names, kept, dependent, b_float, fractions_b)
     # check back on fresh states: Y theta == Yb (G theta) for random theta
     q2, qd2, qdd2 = random_states(np.random.default_rng(seed + 1), 25, dof, revolute)
     y2 = numeric_regressor(q2, qd2, qdd2)
@@ -252,3 +226,54 @@ def derive_base(
         exact=exact,
         check_error=check,
     )
+
+
+def grouping_coefficients(
+    w: np.ndarray, kept: list[int], dependent: list[int], exact_eval, states, dof: int, inexact_columns
+) -> tuple[np.ndarray, list[list[Fraction]] | None]:
+    """``B`` with ``W[:, dependent] = W[:, kept] B`` (module docstring, step 2): the float least-squares ``B``,
+    and the exact one (then also as floats) when it exists and reproduces the float rows to 1e-9, else None."""
+    b_float = np.linalg.lstsq(w[:, kept], w[:, dependent], rcond=None)[0] if dependent else np.zeros((len(kept), 0))
+    if not dependent:
+        return b_float, None
+    rational_kept = [k for k in kept if k not in inexact_columns]
+    inexact_kept_rows = [r for r, k in enumerate(kept) if k in inexact_columns]
+    exact_possible = not any(d in inexact_columns for d in dependent) and (
+        not inexact_kept_rows or np.abs(b_float[inexact_kept_rows]).max(initial=0.0) < 1e-9
+    )
+    sub = exact_grouping(exact_eval, states, dof, rational_kept, dependent) if exact_possible else None
+    if sub is None:
+        return b_float, None
+    zero_row = [Fraction(0)] * len(dependent)
+    by_kept = dict(zip(rational_kept, sub, strict=True))
+    fractions_b = [by_kept.get(k, zero_row) for k in kept]
+    b_exact = np.array([[float(v) for v in row] for row in fractions_b])
+    scale = max(float(np.abs(w).max()), 1e-300)
+    if np.abs(w[:, kept] @ b_exact - w[:, dependent]).max() <= 1e-9 * scale:
+        return b_exact, fractions_b
+    return b_float, None
+
+
+def grouping_rows(names: list[str], kept: list[int], dependent: list[int], b_float: np.ndarray, fractions_b):
+    """The grouping matrix G (nb, P), its exact entries as strings (None without exact ``B``) and the base
+    parameter expressions: row r is 1 on kept column r and ``B[r, d]`` on dependent column d."""
+    p = len(names)
+    grouping = np.zeros((len(kept), p))
+    exact = not dependent or fractions_b is not None
+    grouping_exact = [["0"] * p for _ in kept] if exact else None
+    exprs = []
+    for row, k in enumerate(kept):
+        grouping[row, k] = 1.0
+        terms = []
+        if grouping_exact is not None:
+            grouping_exact[row][k] = "1"
+        for col, d in enumerate(dependent):
+            coeff = fractions_b[row][col] if fractions_b is not None else float(b_float[row, col])
+            if coeff == 0 or (not isinstance(coeff, Fraction) and abs(coeff) < 1e-12):
+                continue
+            grouping[row, d] = float(coeff)
+            if grouping_exact is not None:
+                grouping_exact[row][d] = str(coeff)
+            terms.append((names[d], coeff))
+        exprs.append(expression(names[k], terms))
+    return grouping, grouping_exact, exprs

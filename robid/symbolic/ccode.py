@@ -15,7 +15,13 @@ from pathlib import Path
 
 from sympy.printing.c import C99CodePrinter
 
-from robid.symbolic.codegen import OptimisedProgram, free_symbols, needed_assignments, regressor_outputs
+from robid.symbolic.codegen import (
+    OptimisedProgram,
+    free_symbols,
+    input_statements,
+    needed_assignments,
+    regressor_outputs,
+)
 from robid.symbolic.geometry import JointSymbols
 
 
@@ -37,6 +43,17 @@ class _CPrinter(C99CodePrinter):
 
 
 _C = _CPrinter()
+
+#: C spelling of the joint inputs (see :func:`robid.symbolic.codegen.input_statements`)
+C_INPUTS = {
+    "angle": "qk[{k}]",
+    "sin": "sin({angle})",
+    "cos": "cos({angle})",
+    "q": "qk[{k}]",
+    "qd": "qdk[{k}]",
+    "sign": "({qd} > 0) - ({qd} < 0)",
+    "qdd": "qddk[{k}]",
+}
 
 
 def c_function(
@@ -61,20 +78,7 @@ def c_function(
         f"        const double *qk = q + {dof} * k, *qdk = qd + {dof} * k, *qddk = qdd + {dof} * k;",
         f"        double *yk = y + {dof * width} * k;",
     ]
-    for j, js in enumerate(symbols):
-        arg = f"qk[{j}]" + (f" + {angle_offsets[j]!r}" if angle_offsets[j] else "")
-        if js.revolute and js.s in used:
-            lines.append(f"        const double {js.s.name} = sin({arg});")
-        if js.revolute and js.c in used:
-            lines.append(f"        const double {js.c.name} = cos({arg});")
-        if not js.revolute and js.q in used:
-            lines.append(f"        const double {js.q.name} = qk[{j}];")
-        if js.qd in used or js.sign in used:
-            lines.append(f"        const double {js.qd.name} = qdk[{j}];")
-        if js.sign in used:
-            lines.append(f"        const double {js.sign.name} = ({js.qd.name} > 0) - ({js.qd.name} < 0);")
-        if js.qdd in used:
-            lines.append(f"        const double {js.qdd.name} = qddk[{j}];")
+    lines += [f"        const double {v} = {e};" for v, e in input_statements(symbols, used, angle_offsets, C_INPUTS)]
     for s, e in assigns:
         lines.append(f"        const double {s.name} = {_C.doprint(e)};")
     for i in range(dof):  # every entry, zeros included: y needs no clearing and is written sequentially
@@ -102,10 +106,13 @@ def compile_shared(source: str, folder: Path, stem: str = "model_c") -> Path | N
     so_path = folder / f"{stem}.so"
     c_path.write_text("#include <math.h>\n\n" + source)
     try:
-        subprocess.run([cc, "-O3", "-fPIC", "-shared", "-o", str(so_path), str(c_path), "-lm"], check=True,
-                       capture_output=True, timeout=600)
+        subprocess.run(
+            [cc, "-O3", "-fPIC", "-shared", "-o", str(so_path), str(c_path), "-lm"],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     except (OSError, subprocess.SubprocessError):
         so_path.unlink(missing_ok=True)
         return None
     return so_path
-

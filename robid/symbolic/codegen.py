@@ -31,8 +31,9 @@ class OptimisedProgram:
     n_columns: int
 
 
-def optimise(assignments, columns: list[list[sp.Expr]], extra: dict | None = None, use_cse: bool = True
-             ) -> OptimisedProgram:
+def optimise(
+    assignments, columns: list[list[sp.Expr]], extra: dict | None = None, use_cse: bool = True
+) -> OptimisedProgram:
     """Run CSE over the whole program (assignments, regressor columns, extra outputs), order by dependencies."""
     dof = len(columns[0]) if columns else 0
     entries = {}
@@ -48,9 +49,7 @@ def optimise(assignments, columns: list[list[sp.Expr]], extra: dict | None = Non
     else:
         reps, reduced = [], rhs
     n_assign = len(assignments)
-    nodes = [(s, e) for s, e in reps] + [
-        (sym, reduced[k]) for k, (sym, _) in enumerate(assignments)
-    ]
+    nodes = [(s, e) for s, e in reps] + [(sym, reduced[k]) for k, (sym, _) in enumerate(assignments)]
     ordered = _topological(nodes)
     new_entries = {key: reduced[n_assign + m] for m, key in enumerate(keys)}
     return OptimisedProgram(tuple(ordered), new_entries, dof, len(columns))
@@ -147,25 +146,43 @@ _NP = _NumpyPrinter({"fully_qualified_modules": False})
 _EX = _ExactPrinter({"fully_qualified_modules": False})
 
 
-def _input_lines(symbols: list[JointSymbols], used: set, angle_offsets: list[float], indent="    "):
-    lines = []
+#: numpy spelling of the joint inputs (see :func:`input_statements`)
+NUMPY_INPUTS = {
+    "angle": "q[:, {k}]",
+    "sin": "np.sin({angle})",
+    "cos": "np.cos({angle})",
+    "q": "q[:, {k}]",
+    "qd": "qd[:, {k}]",
+    "sign": "np.sign({qd})",
+    "qdd": "qdd[:, {k}]",
+}
+
+
+def input_statements(
+    symbols: list[JointSymbols], used: set, angle_offsets: list[float], spelling: dict[str, str]
+) -> list[tuple[str, str]]:
+    """``(variable, expression)`` for every joint input the program reads, in declaration order.
+
+    Per joint k: sin and cos of ``q_k + offset_k`` (revolute), ``q_k`` (prismatic), ``qd_k`` (also when only its
+    sign is used), ``sign(qd_k)`` and ``qdd_k``. ``spelling`` gives each in the target language: format strings
+    over ``k``, ``angle`` (the spelled ``angle`` entry plus the offset) and ``qd`` (the velocity's variable).
+    """
+    out = []
     for k, js in enumerate(symbols):
         off = angle_offsets[k]
-        arg = f"q[:, {k}]" + (f" + {off!r}" if off else "")
-        if js.revolute and (js.s in used or js.c in used):
-            if js.s in used:
-                lines.append(f"{indent}{js.s.name} = np.sin({arg})")
-            if js.c in used:
-                lines.append(f"{indent}{js.c.name} = np.cos({arg})")
-        if not js.revolute and js.q in used:
-            lines.append(f"{indent}{js.q.name} = q[:, {k}]")
-        if js.qd in used or js.sign in used:
-            lines.append(f"{indent}{js.qd.name} = qd[:, {k}]")
-        if js.sign in used:
-            lines.append(f"{indent}{js.sign.name} = np.sign({js.qd.name})")
-        if js.qdd in used:
-            lines.append(f"{indent}{js.qdd.name} = qdd[:, {k}]")
-    return lines
+        angle = spelling["angle"].format(k=k) + (f" + {off!r}" if off else "")
+        present = (
+            ("sin", js.s, js.revolute and js.s in used),
+            ("cos", js.c, js.revolute and js.c in used),
+            ("q", js.q, not js.revolute and js.q in used),
+            ("qd", js.qd, js.qd in used or js.sign in used),
+            ("sign", js.sign, js.sign in used),
+            ("qdd", js.qdd, js.qdd in used),
+        )
+        for kind, sym, needed in present:
+            if needed:
+                out.append((sym.name, spelling[kind].format(k=k, angle=angle, qd=js.qd.name)))
+    return out
 
 
 def free_symbols(assigns, exprs) -> set:
@@ -238,7 +255,7 @@ def numpy_function(
         ]
     args = "q, qd, qdd, y" if columns is not None else "q, qd, qdd, p, tau"
     lines += ["", "", f"def {block}({args}):"]
-    lines += _input_lines(symbols, used, angle_offsets)
+    lines += [f"    {var} = {expr}" for var, expr in input_statements(symbols, used, angle_offsets, NUMPY_INPUTS)]
     if columns is None:
         for k in range(n_params):
             sym = sp.Symbol(f"{torque_output}_{k}", real=True)
@@ -262,8 +279,10 @@ def _interleaved_body(assigns, outputs, target: str) -> list[str]:
         statements.append((f"{sym.name} = {_NP.doprint(e)}", {f for f in e.free_symbols if f in position}))
         for key, out in by_step.get(k, []):
             statements.append(
-                (f"{target}[{', '.join(map(str, key))}] = {_NP.doprint(out)}",
-                 {f for f in out.free_symbols if f in position})
+                (
+                    f"{target}[{', '.join(map(str, key))}] = {_NP.doprint(out)}",
+                    {f for f in out.free_symbols if f in position},
+                )
             )
     last_use = {}
     for idx, (_, reads) in enumerate(statements):
@@ -296,9 +315,7 @@ def nonrational_columns(program: OptimisedProgram) -> set[int]:
     for s, e in program.assignments:
         if not _is_rational_expr(e) or e.free_symbols & bad:
             bad.add(s)
-    return {
-        k for (i, k), e in regressor_entries(program).items() if not _is_rational_expr(e) or e.free_symbols & bad
-    }
+    return {k for (i, k), e in regressor_entries(program).items() if not _is_rational_expr(e) or e.free_symbols & bad}
 
 
 def exact_function(program: OptimisedProgram, symbols: list[JointSymbols]) -> str:

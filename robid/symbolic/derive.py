@@ -24,10 +24,16 @@ Straight-line numpy code vectorised over N samples: q, qd, qdd are (N, dof) arra
 import numpy as np
 
 '''
+_EXACT_HEADER = "from fractions import Fraction as F\n\n\n"
 
 
 def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict]:
-    """Return the cache folder and metadata for (model, terms), deriving them if needed."""
+    """Return the cache folder and metadata for (model, terms), deriving them if needed.
+
+    Stages: Newton-Euler regressor and torques with common subexpressions (:mod:`robid.symbolic.terms`), the
+    numpy functions of the standard set, the base parameters from them (:func:`derive_base`), the base
+    functions, and the C regressors; everything is written to one cache entry (:mod:`robid.symbolic.cache`).
+    """
     key = cache.model_key(model, terms)
     meta = cache.read_meta(key)
     if meta is not None and (cache.entry_path(key) / "model.py").exists():
@@ -41,60 +47,87 @@ def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict
         tau = derive_torques(ctx, terms, parameter_symbols(n_par, "tau"))
     t_derive = time.perf_counter() - t0
     with progress.stage(f"common subexpressions over {len(ctx.program.assignments)} intermediates"):
-        prog = optimise(ctx.program.assignments, cols.columns, {("tau", i): e for i, e in enumerate(tau)})
+        prog = optimise(ctx.program.assignments, cols.columns, _outputs(tau=tau))
     t_cse = time.perf_counter() - t0 - t_derive
     offsets = [j.geometry.angle_offset if j.revolute else 0.0 for j in model.joints]
-    all_cols = list(range(n_par))
-    reg_src, reg_ops = numpy_function("regressor", prog, symbols, offsets, columns=all_cols)
-    tau_src, tau_ops = numpy_function(
-        "inverse_dynamics", prog, symbols, offsets, torque_output="tau", n_params=n_par
-    )
+    functions = {
+        "regressor": numpy_function("regressor", prog, symbols, offsets, columns=list(range(n_par))),
+        "inverse_dynamics": numpy_function(
+            "inverse_dynamics", prog, symbols, offsets, torque_output="tau", n_params=n_par
+        ),
+    }
     exact_src = exact_function(prog, symbols)
-    with tempfile.TemporaryDirectory() as tmp:
-        std_path = Path(tmp) / "standard.py"
-        std_path.write_text(_HEADER.format(name=model.name) + reg_src)
-        std = cache.load_module(std_path, f"robid_gen_std_{key}")
-        ex_path = Path(tmp) / "exact.py"
-        ex_path.write_text("from fractions import Fraction as F\n\n\n" + exact_src)
-        ex = cache.load_module(ex_path, f"robid_gen_exact_{key}")
-        with progress.stage(f"base parameters of {len(cols.names)} standard parameters"):
-            base = derive_base(
-                cols.names,
-                model.joint_names,
-                [j.revolute for j in model.joints],
-                std.regressor,
-                ex.exact,
-                symbols,
-                inexact_columns=nonrational_columns(prog),
-            )
-    # base torques: the standard recursion with the base values on the kept columns and zeros elsewhere
-    # (Y theta = Yb beta for theta_kept = beta, theta_other = 0)
-    beta = parameter_symbols(len(base.indices), "btau")
-    values = [0] * n_par
-    for k, idx in enumerate(base.indices):
-        values[idx] = beta[k]
-    btau = derive_torques(ctx, terms, values)
-    prog = optimise(
-        ctx.program.assignments,
-        cols.columns,
-        {**{("tau", i): e for i, e in enumerate(tau)}, **{("btau", i): e for i, e in enumerate(btau)}},
-    )
-    base_reg_src, base_reg_ops = numpy_function("base_regressor", prog, symbols, offsets, columns=list(base.indices))
-    base_tau_src, base_tau_ops = numpy_function(
+    with progress.stage(f"base parameters of {len(cols.names)} standard parameters"):
+        base = _base_parameters(model, key, cols.names, prog, symbols, functions["regressor"][0], exact_src)
+    btau = _base_torques(ctx, terms, n_par, base.indices)
+    prog = optimise(ctx.program.assignments, cols.columns, _outputs(tau=tau, btau=btau))
+    functions["base_regressor"] = numpy_function("base_regressor", prog, symbols, offsets, columns=list(base.indices))
+    functions["base_inverse_dynamics"] = numpy_function(
         "base_inverse_dynamics", prog, symbols, offsets, torque_output="btau", n_params=len(base.indices)
     )
-    source = _HEADER.format(name=model.name) + "\n\n".join([reg_src, tau_src, base_reg_src, base_tau_src])
     from robid.symbolic.ccode import c_function
 
-    c_source = c_function("regressor", prog, symbols, offsets, all_cols) + "\n" + c_function(
-        "base_regressor", prog, symbols, offsets, list(base.indices)
+    c_source = (
+        c_function("regressor", prog, symbols, offsets, list(range(n_par)))
+        + "\n"
+        + c_function("base_regressor", prog, symbols, offsets, list(base.indices))
     )
-    meta = {
+    timing = {"derivation": round(t_derive, 3), "cse": round(t_cse, 3), "total": round(time.perf_counter() - t0, 3)}
+    meta = _metadata(model, key, terms, cols.names, base, functions, len(prog.assignments), timing)
+    files = {
+        "model.py": _HEADER.format(name=model.name) + "\n\n".join(src for src, _ in functions.values()),
+        "exact.py": _EXACT_HEADER + exact_src,
+        "meta.json": json.dumps(meta, indent=1),
+    }
+    with progress.stage("compiling the C regressors (optional backend)"):
+        path = cache.write_entry(key, files, c_source=c_source)
+    progress.report(f"generated code cached in {path}")
+    return path, meta
+
+
+def _outputs(**torques) -> dict:
+    """Program outputs ``(name, i)`` of the torque expressions, e.g. ``tau=[...]`` -> {("tau", 0): ...}."""
+    return {(name, i): e for name, exprs in torques.items() for i, e in enumerate(exprs)}
+
+
+def _base_torques(ctx: DerivationContext, terms: tuple[str, ...], n_par: int, indices) -> list:
+    """Base torques: the standard recursion with the base values on the kept columns and zeros elsewhere
+    (``Y theta = Yb beta`` for ``theta_kept = beta``, ``theta_other = 0``)."""
+    beta = parameter_symbols(len(indices), "btau")
+    values = [0] * n_par
+    for k, idx in enumerate(indices):
+        values[idx] = beta[k]
+    return derive_torques(ctx, terms, values)
+
+
+def _base_parameters(model: RobotModel, key: str, names, prog, symbols, regressor_src: str, exact_src: str):
+    """:func:`derive_base` on the standard regressor, evaluated by the just-generated numpy and exact code."""
+    with tempfile.TemporaryDirectory() as tmp:
+        std_path = Path(tmp) / "standard.py"
+        std_path.write_text(_HEADER.format(name=model.name) + regressor_src)
+        std = cache.load_module(std_path, f"robid_gen_std_{key}")
+        ex_path = Path(tmp) / "exact.py"
+        ex_path.write_text(_EXACT_HEADER + exact_src)
+        ex = cache.load_module(ex_path, f"robid_gen_exact_{key}")
+        return derive_base(
+            names,
+            model.joint_names,
+            [j.revolute for j in model.joints],
+            std.regressor,
+            ex.exact,
+            symbols,
+            inexact_columns=nonrational_columns(prog),
+        )
+
+
+def _metadata(model: RobotModel, key: str, terms, names, base, functions: dict, intermediates: int, timing) -> dict:
+    """The cache entry's meta.json: parameter names, the base derivation, operation counts and timing."""
+    return {
         "robot": model.name,
         "key": key,
         "terms": list(terms),
         "dof": model.dof,
-        "parameter_names": cols.names,
+        "parameter_names": names,
         "base": {
             "indices": list(base.indices),
             "grouping": [list(r) for r in base.grouping],
@@ -104,28 +137,10 @@ def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict
             "exact": base.exact,
             "check_error": base.check_error,
         },
-        "operation_counts": {
-            "regressor": reg_ops,
-            "inverse_dynamics": tau_ops,
-            "base_regressor": base_reg_ops,
-            "base_inverse_dynamics": base_tau_ops,
-        },
-        "intermediates": len(prog.assignments),
-        "timing_s": {
-            "derivation": round(t_derive, 3),
-            "cse": round(t_cse, 3),
-            "total": round(time.perf_counter() - t0, 3),
-        },
+        "operation_counts": {name: ops for name, (_, ops) in functions.items()},
+        "intermediates": intermediates,
+        "timing_s": timing,
     }
-    files = {
-        "model.py": source,
-        "exact.py": "from fractions import Fraction as F\n\n\n" + exact_src,
-        "meta.json": json.dumps(meta, indent=1),
-    }
-    with progress.stage("compiling the C regressors (optional backend)"):
-        path = cache.write_entry(key, files, c_source=c_source)
-    progress.report(f"generated code cached in {path}")
-    return path, meta
 
 
 def customised_operation_counts(model: RobotModel, terms: tuple[str, ...], values) -> dict[str, int]:

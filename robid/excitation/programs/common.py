@@ -62,9 +62,6 @@ class JointConvention:
     def to_controller(self, q: np.ndarray) -> np.ndarray:
         return self.signs * q * self.unit + self.offsets
 
-    def from_controller(self, v: np.ndarray) -> np.ndarray:
-        return (np.asarray(v, dtype=float) - self.offsets) / self.unit * self.signs
-
 
 def smoothstep9(s: np.ndarray) -> np.ndarray:
     s = np.clip(s, 0.0, 1.0)
@@ -118,6 +115,49 @@ def design_comment(tf: TrajectoryFile, fmt: str, options: ProgramOptions, extra:
         )
     lines.append(f"safety margin in the design: {tf.margin:g}")
     return lines + extra
+
+
+def program_comments(
+    tf: TrajectoryFile, fmt: str, options: ProgramOptions, notes: list[str], metadata: dict
+) -> list[str]:
+    """The comment block of a program: :func:`design_comment`, the format's ``notes`` and the metadata line."""
+    return design_comment(tf, fmt, options, [*notes, metadata_line(fmt, metadata)])
+
+
+@dataclass(frozen=True, eq=False)
+class PointList:
+    """The commanded points of a point-list program (KRL, RAPID; degrees): the timeline (module docstring)
+    sampled every ``dt``. A rest-to-rest design is one period of ``segments`` segments that the controller
+    repeats ``blocks`` (= periods) times; a periodic design is one block with the fades."""
+
+    convention: JointConvention
+    period: float
+    periods: int
+    dt: float
+    lead: int
+    blocks: int
+    segments: int
+    values: np.ndarray  # (segments + 1, dof), controller units
+
+    @staticmethod
+    def sample(traj: FourierTrajectory, options: ProgramOptions, rate: float) -> PointList:
+        conv = JointConvention.create(traj.dof, options, DEG)
+        n = samples_per_period(traj.period, rate)
+        dt = traj.period / n
+        lead = lead_periods(traj, options)
+        blocks, segments = (options.periods, n) if lead == 0 else (1, n * (options.periods + 2 * lead))
+        t = np.arange(segments + 1) * dt
+        values = conv.to_controller(timeline_positions(traj, t, options.periods, lead))
+        return PointList(conv, traj.period, options.periods, dt, lead, blocks, segments, values)
+
+    def comments(self, tf: TrajectoryFile, fmt: str, options: ProgramOptions, timing: str, **extra) -> list[str]:
+        """:func:`program_comments` with the ``timing`` note, the joint convention and the metadata the
+        parse-back reads: the rate, the format's ``extra`` values, the timeline and the convention."""
+        timeline = {"points": self.segments + 1, "blocks": self.blocks, "periods": self.periods, "lead": self.lead}
+        convention = {"signs": self.convention.signs, "offsets": self.convention.offsets}
+        metadata = {"rate": repr(1.0 / self.dt), **extra, **timeline, "period": repr(self.period), **convention}
+        note = "joint values: controller = sign * robid * 180/pi + offset (deg); see robid-program line"
+        return program_comments(tf, fmt, options, [timing, note], metadata)
 
 
 def _fmt(v) -> str:

@@ -19,16 +19,7 @@ import re
 
 import numpy as np
 
-from robid.excitation.programs.common import (
-    DEG,
-    JointConvention,
-    ProgramOptions,
-    design_comment,
-    lead_periods,
-    metadata_line,
-    samples_per_period,
-    timeline_positions,
-)
+from robid.excitation.programs.common import PointList, ProgramOptions
 from robid.excitation.trajectory_file import TrajectoryFile
 
 RATES = (10.0, 20.0, 50.0)  # Hz, tried in this order when --rate is not given
@@ -56,43 +47,12 @@ def render_krl(tf: TrajectoryFile, options: ProgramOptions, rate: float, stem: s
             f"the KRL file name must be a KRL name (letters, digits, _, at most 24 characters, as DEF {name} "
             f"must match the file), got {stem!r}"
         )
-    conv = JointConvention.create(traj.dof, options, DEG)
-    n = samples_per_period(traj.period, rate)
-    dt = traj.period / n
-    lead = lead_periods(traj, options)
-    if lead == 0:
-        blocks, segments = options.periods, n
-    else:
-        blocks, segments = 1, n * (options.periods + 2 * lead)
-    t = np.arange(segments + 1) * dt
-    q = timeline_positions(traj, t, options.periods, lead)
-    values = conv.to_controller(q)
+    points = PointList.sample(traj, options, rate)
+    dt, blocks, segments, values = points.dt, points.blocks, points.segments, points.values
     start = values[0]
     approach = max(1, min(30, int(round(100 * options.approach_fraction))))
-    meta = metadata_line(
-        "krl",
-        {
-            "rate": repr(1.0 / dt),
-            "dt": repr(dt),
-            "points": segments + 1,
-            "blocks": blocks,
-            "periods": options.periods,
-            "lead": lead,
-            "period": repr(traj.period),
-            "signs": conv.signs,
-            "offsets": conv.offsets,
-        },
-    )
-    comments = design_comment(
-        tf,
-        "krl",
-        options,
-        [
-            f"points every {dt:.6g} s ({1.0 / dt:.6g} Hz), PTP spline with TIME_BLOCK, repeated {blocks} time(s)",
-            "joint values: controller = sign * robid * 180/pi + offset (deg); see robid-program line",
-            meta,
-        ],
-    )
+    timing = f"points every {dt:.6g} s ({1.0 / dt:.6g} Hz), PTP spline with TIME_BLOCK, repeated {blocks} time(s)"
+    comments = points.comments(tf, "krl", options, timing, dt=repr(dt))
     dat = ["&ACCESS RVP", "&REL 1", f"DEFDAT {name} PUBLIC"]
     dat += [f"; {c}" for c in comments]
     dat.append(f"DECL E6AXIS XSTART={_axis(start)}")

@@ -133,12 +133,26 @@ def _convention(meta: dict[str, str], dof: int, unit: float):
     return lambda v: (np.asarray(v, dtype=float)[..., :dof] - offsets) / unit * signs
 
 
-def _blocks(t_block: np.ndarray, arrays: list[np.ndarray], blocks: int):
-    """Repeat one block's samples ``blocks`` times (each block starts and ends at rest)."""
-    dur = t_block[-1]
-    t = np.concatenate([t_block[:-1] + k * dur for k in range(blocks)] + [t_block[-1:] + (blocks - 1) * dur])
-    out = [np.concatenate([a[:-1]] * blocks + [a[-1:]]) for a in arrays]
-    return t, out
+#: the executed motion and the controller's sampling time of the point-list formats (module docstring)
+_POINT_LISTS = {
+    "krl": ("clamped cubic spline through the SPTP points (PTP_SPLINE with TIME_BLOCK)", krl_module.IPO_CYCLE),
+    "rapid": ("corner-blended MoveAbsJ = uniform quadratic B-spline of the points", rapid_module.IPO_CYCLE),
+}
+
+
+def _point_list_motion(
+    fmt: str, tb, arrays, blocks: int, meta: dict, start, points: int, segment_time: float, design_time=None
+) -> ExecutedMotion:
+    """A point-list program's motion: one block (``arrays`` = q, qd, qdd, jerk sampled at ``tb``, at rest at both
+    ends) repeated ``blocks`` times; ``design_time`` of every sample (default: the program time)."""
+    interpolation, ipo = _POINT_LISTS[fmt]
+    dur = tb[-1]
+    t = np.concatenate([tb[:-1] + k * dur for k in range(blocks)] + [tb[-1:] + (blocks - 1) * dur])
+    q, qd, qdd, jerk = (np.concatenate([a[:-1]] * blocks + [a[-1:]]) for a in arrays)
+    design_time = t if design_time is None else design_time
+    periods, lead = int(meta.get("periods", blocks)), int(meta.get("lead", 0))
+    info = {"points": points, "blocks": blocks, "segment_time": segment_time}
+    return ExecutedMotion(fmt, interpolation, ipo, t, q, qd, qdd, jerk, design_time, periods, lead, start, info)
 
 
 def parse_krl(texts: dict[str, str]) -> ExecutedMotion:
@@ -164,27 +178,10 @@ def parse_krl(texts: dict[str, str]) -> ExecutedMotion:
     knots = np.concatenate([[0.0], np.cumsum(parts)])
     knots *= float(end.group(1)) / knots[-1]
     spline = scipy.interpolate.CubicSpline(knots, p, bc_type="clamped")
-    ipo = krl_module.IPO_CYCLE
-    tb = np.append(np.arange(0.0, knots[-1], ipo), knots[-1])
+    tb = np.append(np.arange(0.0, knots[-1], krl_module.IPO_CYCLE), knots[-1])
     arrays = [spline(tb, k) for k in range(4)]
-    blocks = int(loop.group(1))
-    t, (q, qd, qdd, jerk) = _blocks(tb, arrays, blocks)
     start = conv(axes(start_match.group(1))) if start_match else None
-    return ExecutedMotion(
-        "krl",
-        "clamped cubic spline through the SPTP points (PTP_SPLINE with TIME_BLOCK)",
-        ipo,
-        t,
-        q,
-        qd,
-        qdd,
-        jerk,
-        t,
-        int(meta.get("periods", blocks)),
-        int(meta.get("lead", 0)),
-        start,
-        {"points": len(order), "blocks": blocks, "segment_time": knots[1] - knots[0]},
-    )
+    return _point_list_motion("krl", tb, arrays, int(loop.group(1)), meta, start, len(order), knots[1] - knots[0])
 
 
 def parse_rapid(texts: dict[str, str]) -> ExecutedMotion:
@@ -205,9 +202,8 @@ def parse_rapid(texts: dict[str, str]) -> ExecutedMotion:
     conv = _convention(meta, dof, DEG)
     p = conv(raw)
     c = np.vstack([p[:1], p, p[-1:]])  # stops at both ends: doubled control points
-    ipo = rapid_module.IPO_CYCLE
     duration = npts * dt
-    tb = np.append(np.arange(0.0, duration, ipo), duration)
+    tb = np.append(np.arange(0.0, duration, rapid_module.IPO_CYCLE), duration)
     s = np.minimum((tb / dt).astype(int), npts - 1)
     u = (tb / dt - s)[:, None]
     c0, c1, c2 = c[s], c[s + 1], c[s + 2]
@@ -217,28 +213,13 @@ def parse_rapid(texts: dict[str, str]) -> ExecutedMotion:
     qdd = acc_seg[s]
     jerk_seg = np.diff(np.vstack([np.zeros((1, dof)), acc_seg, np.zeros((1, dof))]), axis=0) / dt
     jerk = np.maximum(np.abs(jerk_seg[s]), np.abs(jerk_seg[s + 1]))
-    t, (q, qd, qdd, jerk) = _blocks(tb, [q, qd, qdd, jerk], nper)
-    block_design = np.clip(tb - dt / 2.0, 0.0, (npts - 1) * dt)
+    block_design = np.clip(tb - dt / 2.0, 0.0, (npts - 1) * dt)  # blending the stops adds dt/2 at the start
     design_time = np.concatenate(
         [block_design[:-1] + k * (npts - 1) * dt for k in range(nper)]
         + [block_design[-1:] + (nper - 1) * (npts - 1) * dt]
     )
     start = conv(floats(start_row.group(1))) if start_row else None
-    return ExecutedMotion(
-        "rapid",
-        "corner-blended MoveAbsJ = uniform quadratic B-spline of the points",
-        ipo,
-        t,
-        q,
-        qd,
-        qdd,
-        jerk,
-        design_time,
-        int(meta.get("periods", nper)),
-        int(meta.get("lead", 0)),
-        start,
-        {"points": npts, "blocks": nper, "segment_time": dt},
-    )
+    return _point_list_motion("rapid", tb, [q, qd, qdd, jerk], nper, meta, start, npts, dt, design_time)
 
 
 def _ur_constant(script: str, name: str) -> str:

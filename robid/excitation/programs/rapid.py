@@ -18,16 +18,7 @@ import re
 
 import numpy as np
 
-from robid.excitation.programs.common import (
-    DEG,
-    JointConvention,
-    ProgramOptions,
-    design_comment,
-    lead_periods,
-    metadata_line,
-    samples_per_period,
-    timeline_positions,
-)
+from robid.excitation.programs.common import DEG, PointList, ProgramOptions
 from robid.excitation.trajectory_file import TrajectoryFile
 
 RATES = (10.0, 20.0, 25.0)
@@ -51,37 +42,11 @@ def render_rapid(tf: TrajectoryFile, options: ProgramOptions, rate: float, stem:
     if traj.dof > 6:
         raise ValueError("RAPID export handles up to 6 robot axes")
     name = rapid_name(stem)
-    conv = JointConvention.create(traj.dof, options, DEG)
-    n = samples_per_period(traj.period, rate)
-    dt = traj.period / n
-    lead = lead_periods(traj, options)
-    blocks, segments = (options.periods, n) if lead == 0 else (1, n * (options.periods + 2 * lead))
-    t = np.arange(segments + 1) * dt
-    values = conv.to_controller(timeline_positions(traj, t, options.periods, lead))
+    points = PointList.sample(traj, options, rate)
+    dt, blocks, segments, values = points.dt, points.blocks, points.segments, points.values
     vmax_deg = float(np.min(tf.limits.velocity)) * DEG * options.approach_fraction
-    meta = metadata_line(
-        "rapid",
-        {
-            "rate": repr(1.0 / dt),
-            "points": segments + 1,
-            "blocks": blocks,
-            "periods": options.periods,
-            "lead": lead,
-            "period": repr(traj.period),
-            "signs": conv.signs,
-            "offsets": conv.offsets,
-        },
-    )
-    comments = design_comment(
-        tf,
-        "rapid",
-        options,
-        [
-            f"points every {dt:.6g} s, MoveAbsJ \\T:=DT with corner zones, repeated {blocks} time(s)",
-            "joint values: controller = sign * robid * 180/pi + offset (deg); see robid-program line",
-            meta,
-        ],
-    )
+    timing = f"points every {dt:.6g} s, MoveAbsJ \\T:=DT with corner zones, repeated {blocks} time(s)"
+    comments = points.comments(tf, "rapid", options, timing)
     lines = [f"MODULE {name}"]
     lines += [f"  ! {c}" for c in comments]
     lines.append(f"  CONST num NPTS := {segments + 1};")

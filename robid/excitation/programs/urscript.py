@@ -19,9 +19,8 @@ import numpy as np
 from robid.excitation.programs.common import (
     JointConvention,
     ProgramOptions,
-    design_comment,
     lead_periods,
-    metadata_line,
+    program_comments,
     samples_per_period,
 )
 from robid.excitation.trajectory_file import TrajectoryFile
@@ -34,6 +33,53 @@ def _list(values) -> str:
     return "[" + ", ".join(repr(float(v)) for v in values) + "]"
 
 
+#: The controller's tick loop (module docstring): phase, harmonics by recurrence, fade envelope, targets, servoj.
+_TICK_LOOP = (
+    "  NTICK = NPER * K + 2 * LEAD",
+    "  k = 0",
+    "  while k <= NTICK:",
+    "    x = 6.283185307179586 * ((k % K) * 1.0) / K",
+    "    s1 = sin(x)",
+    "    c1 = cos(x)",
+    "    SN[0] = s1",
+    "    CS[0] = c1",
+    "    l = 1",
+    "    while l < H:",
+    "      SN[l] = SN[l - 1] * c1 + CS[l - 1] * s1",
+    "      CS[l] = CS[l - 1] * c1 - SN[l - 1] * s1",
+    "      l = l + 1",
+    "    end",
+    "    env = 1.0",
+    "    if LEAD > 0:",
+    "      u = 1.0",
+    "      if k < LEAD:",
+    "        u = (k * 1.0) / LEAD",
+    "      elif k > NTICK - LEAD:",
+    "        u = ((NTICK - k) * 1.0) / LEAD",
+    "      end",
+    "      env = u * u * u * u * u * (126.0 + u * (-420.0 + u * (540.0 + u * (-315.0 + 70.0 * u))))",
+    "    end",
+    "    j = 0",
+    "    while j < NJ:",
+    "      acc = 0.0",
+    "      l = 0",
+    "      while l < H:",
+    "        acc = acc + SA[j * H + l] * SN[l] - SB[j * H + l] * CS[l]",
+    "        l = l + 1",
+    "      end",
+    "      q[j] = SIGNS[j] * (CENTER[j] + env * acc) + OFFSETS[j]",
+    "      j = j + 1",
+    "    end",
+    "    servoj(q, 0, 0, DT, 0.1, 300)",
+    "    k = k + 1",
+    "  end",
+    "  stopj(2.0)",
+    '  textmsg("robid excitation: done")',
+    "end",
+    "robid_excitation()",
+)
+
+
 def render_urscript(tf: TrajectoryFile, options: ProgramOptions, rate: float, stem: str) -> dict[str, str]:
     traj = tf.trajectory
     if traj.dof != 6:
@@ -42,14 +88,9 @@ def render_urscript(tf: TrajectoryFile, options: ProgramOptions, rate: float, st
     k_per = samples_per_period(traj.period, rate)
     dt = traj.period / k_per
     lead = lead_periods(traj, options)
-    ls = np.arange(1, traj.harmonics + 1) * traj.omega
-    sa = (traj.a / ls).reshape(-1)
-    sb = (traj.b / ls).reshape(-1)
-    start = conv.to_controller(traj.center)  # rest-to-rest and faded designs both start at the centre
     v_app = float(np.min(tf.limits.velocity)) * options.approach_fraction
     a_app = float(np.min(tf.limits.acceleration)) * options.approach_fraction
-    meta = metadata_line("urscript", {"rate": repr(1.0 / dt), "periods": options.periods, "lead": lead})
-    comments = design_comment(
+    comments = program_comments(
         tf,
         "urscript",
         options,
@@ -57,12 +98,28 @@ def render_urscript(tf: TrajectoryFile, options: ProgramOptions, rate: float, st
             f"servoj every {dt:.6g} s ({1.0 / dt:.6g} Hz); targets computed on the controller",
             "joint values: controller = sign * robid + offset (rad)",
             TEMPLATE_VERSION,
-            meta,
         ],
+        {"rate": repr(1.0 / dt), "periods": options.periods, "lead": lead},
     )
     body = [
         "def robid_excitation():",
         *[f"  # {c}" for c in comments],
+        *_constants(traj, options, conv, k_per, dt, lead),
+        '  textmsg("robid excitation: approach")',
+        f"  movej(START, a={a_app:.4f}, v={v_app:.4f})",
+        *_TICK_LOOP,
+    ]
+    return {".script": "\n".join(body) + "\n"}
+
+
+def _constants(traj, options: ProgramOptions, conv: JointConvention, k_per: int, dt: float, lead: int) -> list[str]:
+    """The script's constants (read back by the parse-back): sizes, timing, the series ``SA = a/(l w)``,
+    ``SB = b/(l w)`` joint by joint, the joint convention, the start pose, and the work arrays."""
+    ls = np.arange(1, traj.harmonics + 1) * traj.omega
+    sa = (traj.a / ls).reshape(-1)
+    sb = (traj.b / ls).reshape(-1)
+    start = conv.to_controller(traj.center)  # rest-to-rest and faded designs both start at the centre
+    return [
         f"  NJ = {traj.dof}",
         f"  H = {traj.harmonics}",
         f"  K = {k_per}",
@@ -78,49 +135,4 @@ def render_urscript(tf: TrajectoryFile, options: ProgramOptions, rate: float, st
         "  SN = " + _list(np.zeros(traj.harmonics)),
         "  CS = " + _list(np.zeros(traj.harmonics)),
         "  q = " + _list(np.zeros(traj.dof)),
-        '  textmsg("robid excitation: approach")',
-        f"  movej(START, a={a_app:.4f}, v={v_app:.4f})",
-        "  NTICK = NPER * K + 2 * LEAD",
-        "  k = 0",
-        "  while k <= NTICK:",
-        "    x = 6.283185307179586 * ((k % K) * 1.0) / K",
-        "    s1 = sin(x)",
-        "    c1 = cos(x)",
-        "    SN[0] = s1",
-        "    CS[0] = c1",
-        "    l = 1",
-        "    while l < H:",
-        "      SN[l] = SN[l - 1] * c1 + CS[l - 1] * s1",
-        "      CS[l] = CS[l - 1] * c1 - SN[l - 1] * s1",
-        "      l = l + 1",
-        "    end",
-        "    env = 1.0",
-        "    if LEAD > 0:",
-        "      u = 1.0",
-        "      if k < LEAD:",
-        "        u = (k * 1.0) / LEAD",
-        "      elif k > NTICK - LEAD:",
-        "        u = ((NTICK - k) * 1.0) / LEAD",
-        "      end",
-        "      env = u * u * u * u * u * (126.0 + u * (-420.0 + u * (540.0 + u * (-315.0 + 70.0 * u))))",
-        "    end",
-        "    j = 0",
-        "    while j < NJ:",
-        "      acc = 0.0",
-        "      l = 0",
-        "      while l < H:",
-        "        acc = acc + SA[j * H + l] * SN[l] - SB[j * H + l] * CS[l]",
-        "        l = l + 1",
-        "      end",
-        "      q[j] = SIGNS[j] * (CENTER[j] + env * acc) + OFFSETS[j]",
-        "      j = j + 1",
-        "    end",
-        "    servoj(q, 0, 0, DT, 0.1, 300)",
-        "    k = k + 1",
-        "  end",
-        "  stopj(2.0)",
-        '  textmsg("robid excitation: done")',
-        "end",
-        "robid_excitation()",
     ]
-    return {".script": "\n".join(body) + "\n"}

@@ -1,0 +1,173 @@
+"""The sections of a joint entry in a robot file (interfaces.md section 1.1): link, limits, drive, friction,
+elasticity, controller and compensator, each checked field by field; every error names the file and field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from robid.errors import RobidInputError
+from robid.model.robot_model import Compensator, Controller, Drive, Elasticity, Friction, Limits, Link
+from robid.model.units import parse_quantity
+from robid.model.validation import check_link
+
+
+def parse_link(ld: Any, where: str) -> Link:
+    if not isinstance(ld, dict):
+        raise RobidInputError(f"{where}: expected a mapping with mass, com, inertia")
+    check_keys(ld, {"mass", "com", "inertia", "inertia_check"}, where)
+    mass = parse_quantity(ld.get("mass", 0.0), f"{where}.mass")
+    com = parse_vector(ld.get("com", [0.0, 0.0, 0.0]), f"{where}.com", "length")
+    inertia = ld.get("inertia", [0.0] * 6)
+    if not isinstance(inertia, list) or len(inertia) != 6:
+        raise RobidInputError(f"{where}.inertia: expected 6 numbers [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]")
+    values = tuple(parse_quantity(v, f"{where}.inertia[{k}]") for k, v in enumerate(inertia))
+    link = Link(mass=mass, com=tuple(com), inertia_com=values)
+    check = ld.get("inertia_check", True)
+    if not isinstance(check, bool):
+        raise RobidInputError(f"{where}.inertia_check: expected true or false, got {check!r}")
+    if check:
+        check_link(link, where)
+    elif link.mass < 0:
+        raise RobidInputError(f"{where}.mass: must be >= 0, got {link.mass}")
+    return link
+
+
+def parse_limits(ld: Any, where: str, jtype: str) -> Limits:
+    if not isinstance(ld, dict):
+        raise RobidInputError(f"{where}: expected a mapping")
+    check_keys(ld, {"position", "velocity", "acceleration", "jerk", "torque"}, where)
+    position = None
+    if ld.get("position") is not None:
+        p = ld["position"]
+        if not isinstance(p, list) or len(p) != 2:
+            raise RobidInputError(f"{where}.position: expected [min, max]")
+        lo = parse_quantity(p[0], f"{where}.position[0]")
+        hi = parse_quantity(p[1], f"{where}.position[1]")
+        if not lo < hi:
+            raise RobidInputError(f"{where}.position: min {lo} must be below max {hi}")
+        position = (lo, hi)
+    values = {}
+    for key in ("velocity", "acceleration", "jerk", "torque"):
+        if ld.get(key) is not None:
+            v = parse_quantity(ld[key], f"{where}.{key}")
+            if v <= 0:
+                raise RobidInputError(f"{where}.{key}: must be > 0, got {v}")
+            values[key] = v
+    return Limits(position=position, **values)
+
+
+def parse_drive(dd: Any, where: str) -> Drive:
+    if not isinstance(dd, dict):
+        raise RobidInputError(f"{where}: expected a mapping")
+    check_keys(dd, {"gear_ratio", "rotor_inertia", "torque_constant"}, where)
+    ratio = parse_quantity(dd.get("gear_ratio", 1.0), f"{where}.gear_ratio")
+    if ratio == 0:
+        raise RobidInputError(f"{where}.gear_ratio: must not be 0")
+    rotor = parse_quantity(dd.get("rotor_inertia", 0.0), f"{where}.rotor_inertia")
+    if rotor < 0:
+        raise RobidInputError(f"{where}.rotor_inertia: must be >= 0, got {rotor}")
+    kt = dd.get("torque_constant")
+    kt_value = parse_quantity(kt, f"{where}.torque_constant") if kt is not None else None
+    if kt_value is not None and kt_value == 0:
+        raise RobidInputError(f"{where}.torque_constant: must not be 0")
+    return Drive(gear_ratio=ratio, rotor_inertia=rotor, torque_constant=kt_value)
+
+
+def parse_friction(fd: Any, where: str) -> Friction:
+    if not isinstance(fd, dict):
+        raise RobidInputError(f"{where}: expected a mapping with viscous, coulomb, offset")
+    check_keys(fd, {"viscous", "coulomb", "offset"}, where)
+    fv = parse_quantity(fd.get("viscous", 0.0), f"{where}.viscous")
+    fc = parse_quantity(fd.get("coulomb", 0.0), f"{where}.coulomb")
+    for key, v in (("viscous", fv), ("coulomb", fc)):
+        if v < 0:
+            raise RobidInputError(f"{where}.{key}: must be >= 0, got {v}")
+    return Friction(viscous=fv, coulomb=fc, offset=parse_quantity(fd.get("offset", 0.0), f"{where}.offset"))
+
+
+def parse_elasticity(ed: Any, where: str) -> Elasticity:
+    if not isinstance(ed, dict):
+        raise RobidInputError(f"{where}: expected a mapping")
+    check_keys(ed, {"stiffness", "damping", "link_viscous"}, where)
+    if "stiffness" not in ed:
+        raise RobidInputError(f"{where}.stiffness: required for an elastic joint")
+    k = parse_quantity(ed["stiffness"], f"{where}.stiffness")
+    if k <= 0:
+        raise RobidInputError(f"{where}.stiffness: must be > 0, got {k}")
+    d = parse_quantity(ed.get("damping", 0.0), f"{where}.damping")
+    lv = parse_quantity(ed.get("link_viscous", 0.0), f"{where}.link_viscous")
+    for key, v in (("damping", d), ("link_viscous", lv)):
+        if v < 0:
+            raise RobidInputError(f"{where}.{key}: must be >= 0, got {v}")
+    return Elasticity(stiffness=k, damping=d, link_viscous=lv)
+
+
+def parse_controller(cd: Any, where: str) -> Controller:
+    if not isinstance(cd, dict):
+        raise RobidInputError(f"{where}: expected a mapping")
+    check_keys(cd, {"position_gain", "velocity_gain"}, where)
+    for key in ("position_gain", "velocity_gain"):
+        if key not in cd:
+            raise RobidInputError(f"{where}.{key}: required")
+    kp = parse_quantity(cd["position_gain"], f"{where}.position_gain")
+    kd = parse_quantity(cd["velocity_gain"], f"{where}.velocity_gain")
+    if kp <= 0 or kd < 0:
+        raise RobidInputError(f"{where}: position_gain must be > 0 and velocity_gain >= 0")
+    return Controller(position_gain=kp, velocity_gain=kd)
+
+
+_SPRING_KEYS = {"stiffness", "free_length"}
+_GAS_KEYS = {"area", "p0", "l0", "v0", "n"}
+_FOURIER_KEYS = {"order", "symmetry_angle", "coefficients"}
+
+
+def parse_compensator(cd: Any, where: str) -> Compensator:
+    if not isinstance(cd, dict):
+        raise RobidInputError(f"{where}: expected a mapping")
+    ctype = cd.get("type")
+    if ctype not in ("spring", "gas", "fourier"):
+        raise RobidInputError(f"{where}.type: unknown compensator type {ctype!r} (expected spring, gas or fourier)")
+    if ctype == "fourier":
+        return _fourier_compensator(cd, where)
+    required = _SPRING_KEYS if ctype == "spring" else _GAS_KEYS
+    check_keys(cd, {"type", "base_point", "link_point"} | required, where)
+    for key in sorted(required | {"base_point", "link_point"}):
+        if key not in cd and not (key == "n"):
+            raise RobidInputError(f"{where}.{key}: required for a {ctype} compensator")
+    values = {k: parse_quantity(cd[k], f"{where}.{k}") for k in required if k in cd}
+    if ctype == "gas":
+        values.setdefault("n", 1.0)
+    for k, v in values.items():
+        if k != "p0" and v <= 0:
+            raise RobidInputError(f"{where}.{k}: must be > 0, got {v}")
+    return Compensator(
+        type=ctype,
+        base_point=tuple(parse_vector(cd["base_point"], f"{where}.base_point", "length")),
+        link_point=tuple(parse_vector(cd["link_point"], f"{where}.link_point", "length")),
+        **values,
+    )
+
+
+def _fourier_compensator(cd: dict, where: str) -> Compensator:
+    check_keys(cd, {"type"} | _FOURIER_KEYS, where)
+    order = cd.get("order")
+    if not isinstance(order, int) or isinstance(order, bool) or not 1 <= order <= 12:
+        raise RobidInputError(f"{where}.order: expected an integer from 1 to 12, got {order!r}")
+    angle = parse_quantity(cd.get("symmetry_angle", 0.0), f"{where}.symmetry_angle")
+    coeffs = cd.get("coefficients", [0.0] * order)
+    if not isinstance(coeffs, list) or len(coeffs) != order:
+        raise RobidInputError(f"{where}.coefficients: expected a list of {order} numbers (N m)")
+    values = tuple(parse_quantity(c, f"{where}.coefficients[{k}]") for k, c in enumerate(coeffs))
+    return Compensator(type="fourier", order=order, symmetry_angle=angle, coefficients=values)
+
+
+def parse_vector(value: Any, where: str, kind: str | None = None) -> list[float]:
+    if not isinstance(value, list) or len(value) != 3:
+        raise RobidInputError(f"{where}: expected a list of 3 numbers, got {value!r}")
+    return [parse_quantity(v, f"{where}[{k}]", kind) for k, v in enumerate(value)]
+
+
+def check_keys(data: dict, allowed: set[str], where: str) -> None:
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise RobidInputError(f"{where}: unknown field {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
