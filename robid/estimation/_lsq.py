@@ -17,7 +17,7 @@ from robid.errors import RobidInputError
 def check_problem(
     W: np.ndarray, tau: np.ndarray, names: list[str] | tuple[str, ...] | None
 ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """Validate shapes and values; return float arrays and the parameter names."""
+    """Check shapes and values; return float arrays and the parameter names."""
     W = np.asarray(W, dtype=float)
     tau = np.asarray(tau, dtype=float)
     if W.ndim != 3:

@@ -20,7 +20,7 @@ import numpy as np
 from robid.errors import RobidInputError
 from robid.io.files import read_text
 from robid.model.robot_model import IDENTITY_ROTATION, Friction, Joint, JointGeometry, Limits, Link, RobotModel
-from robid.model.validation import check_link
+from robid.model.checks import check_link
 
 
 @dataclass(frozen=True, eq=False)

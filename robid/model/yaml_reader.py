@@ -32,7 +32,7 @@ _JOINT_KEYS = {
 
 
 def read_robot_yaml(path: str | Path, text: str | None = None) -> RobotModel:
-    """Parse and validate a robot file; every error names the file and the field."""
+    """Parse and check a robot file; every error names the file and the field."""
     return robot_from_dict(read_yaml(path, text=text), str(path))
 
 

@@ -81,6 +81,8 @@ class StandardParameter:
 
 @dataclass(frozen=True)
 class ParameterCorrelation:
+    """Two base parameters whose estimates correlate beyond the threshold (``correlation`` in [-1, 1])."""
+
     first: str
     second: str
     correlation: float | None
@@ -88,6 +90,8 @@ class ParameterCorrelation:
 
 @dataclass(frozen=True)
 class EstimatedParameter:
+    """One parameter of the unconstrained estimate."""
+
     name: str
     value: float | None
     std: float | None
@@ -124,6 +128,8 @@ class ClassThresholds:
 
 @dataclass(frozen=True)
 class MovedParameter:
+    """A parameter the nearest physically consistent set moves: its estimate and its consistent value."""
+
     name: str
     value: float | None
     nearest_consistent: float | None
@@ -156,6 +162,8 @@ class ConsistentEstimateSummary:
 
 @dataclass(frozen=True)
 class BalancerPartner:
+    """A gravity, offset or balancer parameter whose estimate correlates with a balancer parameter's."""
+
     name: str
     kind: str
     correlation: float | None

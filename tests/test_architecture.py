@@ -1,0 +1,59 @@
+"""The layering rules of docs/architecture.md, read from the source: which package may import which."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "robid"
+
+
+def _imports(package: str) -> set[str]:
+    """Every robid module imported anywhere (module level or inside functions) by the files of ``package``."""
+    found: set[str] = set()
+    for path in (ROOT / package).rglob("*.py") if (ROOT / package).is_dir() else [ROOT / f"{package}.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("robid"):
+                found.add(node.module)
+                found.update(f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("robid"))
+    return found
+
+
+def _outside(package: str) -> set[str]:
+    return {m for m in _imports(package) if not m.startswith(f"robid.{package}")}
+
+
+def test_the_record_needs_nothing_of_robid_but_its_errors():
+    assert {m for m in _outside("record") if m != "robid.errors" and not m.startswith("robid.errors.")} == set()
+
+
+@pytest.mark.parametrize("package", ["signals", "estimation"])
+def test_numerical_packages_read_and_write_no_file(package):
+    """Arrays and records in, arrays and records out: no robid.io (files are read at the edges)."""
+    assert not [m for m in _outside(package) if m.startswith("robid.io")]
+
+
+@pytest.mark.parametrize("package", ["identification", "estimation", "signals"])
+def test_identification_side_never_imports_the_virtual_robot(package):
+    assert not [m for m in _outside(package) if m.startswith("robid.simulation")]
+
+
+def test_the_report_renders_the_record_and_processes_nothing():
+    """No signal processing and no data sets in the report: everything it shows is in the record (a validation
+    file given to the report goes through robid.identification.held_out_run)."""
+    used = _outside("report")
+    assert not [m for m in used if m.startswith(("robid.signals", "robid.identification.datasets"))]
+    allowed = {"robid.identification", "robid.identification.held_out_run", "robid.identification.predict",
+               "robid.identification.predict.check_result_matches"}
+    assert {m for m in used if m.startswith("robid.identification")} <= allowed
+
+
+def test_no_package_imports_the_command_line_or_the_campaign():
+    for package in ("model", "symbolic", "dynamics", "excitation", "signals", "estimation", "simulation", "io",
+                    "identification", "report", "record"):
+        used = _outside(package)
+        assert not [m for m in used if m.startswith(("robid.cli", "robid.campaign"))], package
