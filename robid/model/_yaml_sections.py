@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from robid.errors import RobidInputError
+from robid.model.checks import check_link
 from robid.model.robot_model import Compensator, Controller, Drive, Elasticity, Friction, Limits, Link
 from robid.model.units import parse_quantity
-from robid.model.checks import check_link
 
 
 def parse_link(ld: Any, where: str) -> Link:

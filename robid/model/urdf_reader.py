@@ -19,8 +19,8 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.io.files import read_text
-from robid.model.robot_model import IDENTITY_ROTATION, Friction, Joint, JointGeometry, Limits, Link, RobotModel
 from robid.model.checks import check_link
+from robid.model.robot_model import IDENTITY_ROTATION, Friction, Joint, JointGeometry, Limits, Link, RobotModel
 
 
 @dataclass(frozen=True, eq=False)
