@@ -163,19 +163,15 @@ def _display(robot, dataset: DataSet, values: np.ndarray, pred: RunPrediction) -
 
 
 def _spectrum(dataset: DataSet, pred: RunPrediction) -> ResidualSpectrum:
-    """Spectra of the measured torque and of the residual (unused rows count as zero), up to 1.15 times the
-    highest kept harmonic (periodic), twice the cut-off (low-pass), or the Nyquist frequency."""
+    """Spectra of the measured torque and of the residual (unused rows count as zero): up to the Nyquist frequency
+    on a periodic grid (the torque keeps the harmonics the processing kept; removed ones are exactly zero), up to
+    twice the low-pass cut-off on a filtered record."""
     p = dataset.processed
     used = np.asarray(p.keep, dtype=bool)
     periodic = p.mode in ("periodic", "rest-to-rest") and p.period is not None
     freq, residual = amplitude_spectrum(np.where(used, dataset.tau - pred.mean, 0.0), p.sample_rate, periodic)
     _, measured = amplitude_spectrum(np.where(used, dataset.tau, 0.0), p.sample_rate, periodic)
-    if p.harmonics and p.period:
-        fmax = 1.15 * max(p.harmonics) / p.period
-    elif p.cutoff_hz:
-        fmax = 2.0 * p.cutoff_hz
-    else:
-        fmax = float(freq[-1])
+    fmax = 2.0 * p.cutoff_hz if p.cutoff_hz and not periodic else float(freq[-1])
     keep = (freq > 0) & (freq <= fmax)
     f, meas = merge_bins(freq[keep], measured[keep], SPECTRUM_BINS)
     _, res = merge_bins(freq[keep], residual[keep], SPECTRUM_BINS)
