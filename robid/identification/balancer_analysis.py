@@ -100,7 +100,7 @@ def static_partners(
 def compensator_report(
     result, threshold: float | None = None, partners: Mapping[str, Mapping[str, str]] | None = None
 ) -> CollinearityReport | None:
-    """Collinearity report of every balancer parameter of an IdentificationResult (None without a balancer).
+    """Collinearity report of every balancer parameter of an Identification (None without a balancer).
 
     ``threshold`` defaults to the identification's correlation threshold (0.95); ``partners`` overrides the
     static partners (e.g. to test a balancer parameter against inertia parameters too).
