@@ -96,6 +96,15 @@ def weighted_solve(A: np.ndarray, y: np.ndarray, row_weights: np.ndarray) -> Wei
     )
 
 
+def used_rows(W: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """(N, dof) bool: the (sample, joint) rows that carry an equation.
+
+    A row whose regressor and torque are both all zero is a row the data selection left out (robid.identification
+    zeroes them, so that every joint keeps the (N, dof) layout): it adds nothing to the estimate, and it must not
+    count as a degree of freedom either, or every residual variance would be divided by too many rows."""
+    return np.any(np.asarray(W) != 0, axis=2) | (np.asarray(tau) != 0)
+
+
 def joint_leverage(q: np.ndarray, dof: int) -> np.ndarray:
     """Sum of the hat-matrix diagonal over the rows of each joint, ``h_j`` (sums to the rank).
 
@@ -107,20 +116,24 @@ def joint_leverage(q: np.ndarray, dof: int) -> np.ndarray:
     return h.reshape(-1, dof).sum(axis=0)
 
 
-def per_joint_sigma(residual: np.ndarray, leverage: np.ndarray) -> np.ndarray:
-    """``sigma_j = sqrt(||r_j||^2 / (N - h_j))`` from the (N, dof) unweighted residual."""
-    n = residual.shape[0]
+def per_joint_sigma(residual: np.ndarray, leverage: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """``sigma_j = sqrt(||r_j||^2 / (N_j - h_j))`` from the (N, dof) unweighted residual; ``N_j`` = ``rows`` of
+    joint j that carry an equation (:func:`used_rows`; default: all N)."""
+    n = residual.shape[0] if rows is None else np.asarray(rows, dtype=float)
     dof_j = np.maximum(n - leverage, 1.0)
     return np.sqrt(np.sum(residual**2, axis=0) / dof_j)
 
 
-def per_joint_sigma_unbiased(q: np.ndarray, residual: np.ndarray, joint_weights: np.ndarray) -> np.ndarray:
+def per_joint_sigma_unbiased(
+    q: np.ndarray, residual: np.ndarray, joint_weights: np.ndarray, rows: np.ndarray | None = None
+) -> np.ndarray:
     """Unbiased per-joint noise std from the residual of a weighted fit, whatever the weights.
 
     With ``e_w = (I - H) eps_w`` (``H = Q Q^T`` of the weighted regressor, ``eps_w`` independent with variance
     ``v_k = w_k^2 sigma_k^2`` on the rows of joint k):
-    ``E ||e_w,j||^2 = sum_k C_jk v_k``, ``C_jk = delta_jk (N - 2 h_j) + tr(G_j G_k)``, ``G_j = Q_j^T Q_j``
-    (``Q_j``: rows of joint j, ``h_j = tr G_j``). Solving this dof x dof system removes the bias of
+    ``E ||e_w,j||^2 = sum_k C_jk v_k``, ``C_jk = delta_jk (N_j - 2 h_j) + tr(G_j G_k)``, ``G_j = Q_j^T Q_j``
+    (``Q_j``: rows of joint j, ``h_j = tr G_j``, ``N_j`` its ``rows`` that carry an equation, default N: a row left
+    out carries no noise). Solving this dof x dof system removes the bias of
     ``||r_j||^2/(N - h_j)`` when the weights are not ``1/sigma`` (e.g. OLS with one noisy joint leaking into the
     residual of a quiet one). Where the solve gives a non-positive variance (possible: the estimator is
     unbiased, not positive) that joint falls back to :func:`per_joint_sigma`.
@@ -131,13 +144,14 @@ def per_joint_sigma_unbiased(q: np.ndarray, residual: np.ndarray, joint_weights:
     G = np.matmul(qj.transpose(1, 2, 0), qj.transpose(1, 0, 2))  # (dof, p, p), BLAS rather than einsum
     h = np.einsum("jpp->j", G)
     C = np.einsum("jpq,kqp->jk", G, G)
-    C[np.diag_indices(dof)] += n - 2.0 * h
+    n_j = n if rows is None else np.asarray(rows, dtype=float)
+    C[np.diag_indices(dof)] += n_j - 2.0 * h
     ew2 = np.sum((residual * joint_weights) ** 2, axis=0)
     try:
         v = np.linalg.solve(C, ew2)
     except np.linalg.LinAlgError:
         v = np.full(dof, -1.0)
-    simple = per_joint_sigma(residual, h)
+    simple = per_joint_sigma(residual, h, rows)
     exact = np.sqrt(np.clip(v, 0.0, None)) / joint_weights
     return np.where(v > 0, exact, simple)
 

@@ -38,7 +38,8 @@ def _solve_and_report(
     row_w = _lsq.rows_of_joint(joint_weights, n)
     sol = _lsq.weighted_solve(A, y, row_w)
     residual = tau - W @ sol.beta
-    sigma = _lsq.per_joint_sigma_unbiased(sol.q, residual, joint_weights)
+    used = _lsq.used_rows(W, tau)
+    sigma = _lsq.per_joint_sigma_unbiased(sol.q, residual, joint_weights, used.sum(axis=0))
     converged = True
     if sol.zero_columns:
         notes.append(
@@ -71,6 +72,7 @@ def _solve_and_report(
         notes=notes,
         converged=converged,
         iterations=iterations,
+        rows_used=int(used.sum()),
     )
     return result, sol
 
@@ -217,10 +219,14 @@ def _psi(u: np.ndarray, loss: str, c: float) -> tuple[np.ndarray, np.ndarray, np
     return psi, dpsi, w
 
 
-def _mad_scale(r: np.ndarray) -> np.ndarray:
-    """Per-joint robust scale ``MAD / 0.6745`` of the (N, dof) residual."""
-    med = np.median(r, axis=0)
-    return np.median(np.abs(r - med), axis=0) / 0.6744897501960817
+def _mad_scale(r: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """Per-joint robust scale ``MAD / 0.6745`` of the (N, dof) residual over the ``used`` rows (the zeros of rows
+    the data selection left out would pull the median absolute deviation down)."""
+    out = np.zeros(r.shape[1])
+    for j in range(r.shape[1]):
+        x = r[used[:, j], j] if used[:, j].any() else r[:, j]
+        out[j] = np.median(np.abs(x - np.median(x))) / 0.6744897501960817
+    return out
 
 
 def irls(
@@ -249,18 +255,22 @@ def irls(
     c = float(tuning) if tuning is not None else _TUNING[loss]
     n, dof, nb = W.shape
     notes = [f"IRLS with {loss} loss (c = {c:g}), per-joint robust scale MAD/0.6745, started from 2-step WLS"]
+    used = _lsq.used_rows(W, tau)
     beta, converged, it, step = _reweighted_solves(W, tau, wls(W, tau, names), loss, c, max_iterations, tol)
     if not converged:
         notes.append(f"IRLS did not converge in {max_iterations} iterations (last scaled step {step:.3g})")
     r = tau - W @ beta
-    s = _robust_scale(r)
+    s = _robust_scale(r, used)
     psi, dpsi, w = _psi((r / s).reshape(-1), loss, c)
     srow = _lsq.rows_of_joint(s, n)
     A = W.reshape(n * dof, nb)
-    cov = _m_estimate_covariance(A / srow[:, None], psi, dpsi, dof, notes)
+    cov = _m_estimate_covariance(A / srow[:, None], psi, dpsi, dof, notes, used)
     final = _lsq.weighted_solve(A, tau.reshape(n * dof), np.sqrt(w) / srow)
-    n_down = int(np.sum(w < 0.999))
-    notes.append(f"{n_down} of {n * dof} rows down-weighted (weight < 0.999); {int(np.sum(w == 0))} rejected")
+    flat = used.reshape(-1)
+    n_down = int(np.sum((w < 0.999) & flat))
+    notes.append(
+        f"{n_down} of {int(flat.sum())} rows down-weighted (weight < 0.999); {int(np.sum((w == 0) & flat))} rejected"
+    )
     if final.rank < nb:
         notes.append(f"weighted regressor rank deficient (rank {final.rank} of {nb})")
         converged = False
@@ -277,12 +287,13 @@ def irls(
         notes=notes,
         converged=converged,
         iterations=it,
+        rows_used=int(used.sum()),
     )
 
 
-def _robust_scale(r: np.ndarray) -> np.ndarray:
+def _robust_scale(r: np.ndarray, used: np.ndarray) -> np.ndarray:
     """:func:`_mad_scale` kept above a floor relative to the largest joint's scale (a joint without residual)."""
-    s = _mad_scale(r)
+    s = _mad_scale(r, used)
     return np.maximum(s, _SIGMA_FLOOR * max(float(s.max()), 1.0))
 
 
@@ -294,12 +305,13 @@ def _reweighted_solves(
     A = W.reshape(n * dof, nb)
     y = tau.reshape(n * dof)
     beta = np.array(start.values)
+    used = _lsq.used_rows(W, tau)
     scale_ref = np.maximum(np.abs(beta), 1e-12) + start.std
     it, step = 0, float("inf")
     for iteration in range(1, max_iterations + 1):
         it = iteration
         r = tau - W @ beta
-        s = _robust_scale(r)
+        s = _robust_scale(r, used)
         _, _, w = _psi((r / s).reshape(-1), loss, c)
         sol = _lsq.weighted_solve(A, y, np.sqrt(w) / _lsq.rows_of_joint(s, n))
         step = np.max(np.abs(sol.beta - beta) / scale_ref)
@@ -309,12 +321,16 @@ def _reweighted_solves(
     return beta, False, it, step
 
 
-def _m_estimate_covariance(X: np.ndarray, psi: np.ndarray, dpsi: np.ndarray, dof: int, notes: list[str]) -> np.ndarray:
+def _m_estimate_covariance(
+    X: np.ndarray, psi: np.ndarray, dpsi: np.ndarray, dof: int, notes: list[str], used: np.ndarray
+) -> np.ndarray:
     """Huber's sandwich ``B^-1 (X^T diag(psi^2) X) B^-1 * M/(M - nb)``, ``B = X^T diag(psi') X``, of the
-    standardised regressor ``X`` (M rows), on unit-norm columns; an indefinite ``B`` (bisquare) falls back to
-    the per-joint mean of psi' (Huber's H1 form) with a note."""
+    standardised regressor ``X``, on unit-norm columns (M: the rows that carry an equation, ``used`` (N, dof));
+    an indefinite ``B`` (bisquare) falls back to the per-joint mean of psi' over those rows (Huber's H1 form)
+    with a note."""
     rows, nb = X.shape
     n = rows // dof
+    rows_used = int(used.sum())
     colscale = np.linalg.norm(X, axis=0)
     colscale = np.where(colscale == 0, 1.0, colscale)
     Xs = X / colscale
@@ -322,10 +338,10 @@ def _m_estimate_covariance(X: np.ndarray, psi: np.ndarray, dpsi: np.ndarray, dof
     try:
         np.linalg.cholesky(bread)
     except np.linalg.LinAlgError:
-        mean_d = np.array([dpsi.reshape(n, dof)[:, j].mean() for j in range(dof)])
+        mean_d = np.array([dpsi.reshape(n, dof)[used[:, j], j].mean() for j in range(dof)])
         bread = Xs.T @ (Xs * _lsq.rows_of_joint(mean_d, n)[:, None])
         notes.append("IRLS covariance: psi' bread indefinite, used per-joint mean psi' (Huber H1 form)")
-    meat = Xs.T @ (Xs * (psi**2)[:, None]) * rows / (rows - nb)
+    meat = Xs.T @ (Xs * (psi**2)[:, None]) * rows_used / (rows_used - nb)
     binv = np.linalg.pinv(bread)
     cov = (binv @ meat @ binv) / np.outer(colscale, colscale)
     return 0.5 * (cov + cov.T)

@@ -37,7 +37,7 @@ class EstimationResult:
     weights : (dof,) per-joint weights applied to the rows (1 for OLS; ``1/sigma_j`` for WLS).
     condition_number : 2-norm condition number of the weighted regressor as used by the estimator.
     condition_number_scaled : the same with unit-norm columns (independent of parameter units).
-    dof_residual : ``N * dof - nb``.
+    dof_residual : rows that carry an equation (``N * dof`` without a data selection) minus ``nb``.
     notes : warnings and facts a user must see (rank deficiency, weights, non-convergence, ...).
     converged : False when an iteration limit was hit or the problem was rank deficient.
     iterations : iterations of an iterative estimator (1 for OLS, 2 for two-step WLS).
@@ -75,6 +75,7 @@ class EstimationResult:
         notes: list[str] | tuple[str, ...] = (),
         converged: bool = True,
         iterations: int = 1,
+        rows_used: int | None = None,
     ) -> EstimationResult:
         cov = np.asarray(covariance, dtype=float)
         std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
@@ -91,7 +92,7 @@ class EstimationResult:
             weights=_readonly(weights),
             condition_number=float(condition_number),
             condition_number_scaled=float(condition_number_scaled),
-            dof_residual=int(n * dof - len(names)),
+            dof_residual=int((n * dof if rows_used is None else rows_used) - len(names)),
             notes=tuple(notes),
             converged=bool(converged),
             iterations=int(iterations),
