@@ -4,6 +4,7 @@ validation file given after identification is recorded exactly as identification
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 
@@ -61,7 +62,7 @@ def test_codec_round_trip_keys_and_derived_values():
         ({"count": 2.5}, "f.json: count: expected an integer, got 2.5"),
         ({"count": True}, "f.json: count: expected an integer, got True"),
         ({"pair": [1.0]}, "f.json: pair: expected a list of 2, got [1.0]"),
-        ({"inner": {"label": "x", "values": ["1"]}}, "f.json: inner.values[0]: expected a number, got '1'"),
+        ({"inner": {"label": "x", "values": ["1"]}}, "f.json: inner.values[0]: expected a finite number, got '1'"),
         ({"table": {"k": [1, "two"]}}, "f.json: table.k[1]: expected an integer, got 'two'"),
     ],
 )
@@ -124,3 +125,122 @@ def test_held_out_file_is_recorded_as_identification_recorded_it(identification)
     record = ident.record
     again = held_out_run(robot, record, folder / "val.csv")
     assert again == record.validation_data[0]
+
+
+def test_result_json_is_compact_and_refuses_what_json_has_not(identification, tmp_path):
+    _, ident, _ = identification
+    text = ident.record.to_json()
+    # every series of a run is one line (per joint), not one line per number
+    assert text.count("\n") < 3000, text.count("\n")
+    from robid.io.result_file import read_result
+
+    for bad, message in (("NaN", "NaN is not JSON"), ("Infinity", "Infinity is not JSON"), ("1e999", "1e999")):
+        broken = text.replace('"relative_error_norm_percent": ', f'"relative_error_norm_percent": {bad}, "x": ', 1)
+        (tmp_path / "r.json").write_text(broken)
+        with pytest.raises(RobidInputError, match=message):
+            read_result(tmp_path / "r.json")
+
+
+def _edited(record, change) -> dict:
+    data = json.loads(record.to_json())
+    change(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d["covariance"].pop(), "covariance: 26 entries for 27 base parameters"),
+        (lambda d: d["metrics"]["per_joint"].pop(), "metrics.per_joint: 2 entries for 3 joints"),
+        (lambda d: d["data"][0]["display"]["tau_measured"][1].pop(), r"data\[0\].display.tau_measured\[1\]: "),
+        (lambda d: d["data"][0]["display"]["used"].pop(), r"data\[0\].display.used: 2 entries for 3 joints"),
+        (lambda d: d["estimation"]["sigma_per_joint"].pop(), "estimation.sigma_per_joint: 2 entries for 3 joints"),
+        (lambda d: d["base_parameters"][0].update({"class": "great"}), r"base_parameters\[0\].class: 'great'"),
+        (lambda d: d["validation_data"][0].update({"role": "bogus"}), r"validation_data\[0\].role: 'bogus'"),
+        (lambda d: d.update({"joints": ["A", "B"]}), r"estimation.sigma_per_joint: 3 entries for 2 joints"),
+        (lambda d: d.update({"robid": True}), "not a robid RESULT.json"),
+        (lambda d: d.update({"schema": "01.0"}), "schema '01.0': expected a version MAJOR.MINOR"),
+    ],
+)
+def test_a_record_whose_parts_disagree_is_refused(identification, change, message):
+    _, ident, _ = identification
+    with pytest.raises(RobidInputError, match=message):
+        IdentificationRecord.from_dict(_edited(ident.record, change), "r.json")
+
+
+def test_reference_columns_are_declared_and_cannot_shadow_a_field(identification):
+    _, ident, _ = identification
+    record = ident.record.with_references("truth", ident.record.values * 1.01)
+    again = IdentificationRecord.from_json(record.to_json())
+    assert again == record and set(again.references()) == {"truth"}
+    # a number a later minor version adds to the entries is not mistaken for a reference column
+    data = _edited(record, lambda d: [p.update({"prior_weight": 0.5}) for p in d["base_parameters"]])
+    assert set(IdentificationRecord.from_dict(data).references()) == {"truth"}
+    for label in ("value", "class", "std", ""):
+        with pytest.raises(RobidInputError, match="reference label"):
+            record.with_references(label, record.values)
+    # a file of a later minor version read back is a record of this version (its unknown keys are not kept)
+    later = IdentificationRecord.from_dict(_edited(record, lambda d: d.update({"schema": "1.4"})))
+    assert later.schema == "1.0" and later == record
+
+
+def test_display_time_counts_from_the_first_processed_sample(identification, tmp_path):
+    """Absolute time stamps (controller logs count from 1970) must survive 6 significant digits."""
+    robot, _, folder = identification
+    data = np.loadtxt(folder / "id.csv", delimiter=",", skiprows=1)
+    data[:, 0] += 1.7e9
+    np.savetxt(tmp_path / "abs.csv", data, delimiter=",", header=(folder / "id.csv").read_text().splitlines()[0],
+               comments="", fmt="%.15g")
+    record = run_identification(robot, [tmp_path / "abs.csv"]).record
+    d = record.data[0].display
+    assert d.t0 >= 1.7e9 and d.t[0] == 0.0 and len(set(d.t)) == len(d.t)
+
+
+def test_a_locked_axis_gives_a_record_not_a_traceback(tmp_path):
+    """An axis held still (brake, or excluded from the excitation) leaves parameters the data never excite: their
+    std is not available (None), the band of the predictions they enter is not either, and the record is written
+    and read back."""
+    from test_report_html import _trajectory
+
+    from robid.io.result_file import read_result, write_result
+    from robid.io.screening import ScreeningPolicy
+
+    robot = robid.load_robot("tx200_3axis")
+    tf = _trajectory(robot, 3)
+    t = np.arange(0.0, 15.0, 1.0 / 200.0)
+    q, qd, qdd = tf.trajectory.evaluate(t)
+    q[:, 2], qd[:, 2], qdd[:, 2] = 0.3, 0.0, 0.0
+    tau = robot.inverse_dynamics(q, qd, qdd) + np.random.default_rng(1).normal(size=q.shape)
+    header = "t,q1,q2,q3,tau1,tau2,tau3"
+    np.savetxt(tmp_path / "m.csv", np.column_stack([t, q, tau]), delimiter=",", header=header, comments="")
+    options = IdentificationOptions(processing=ProcessingOptions(period=5.0), policy=ScreeningPolicy(
+        allow_constant=("q3",)))
+    record = run_identification(robot, [tmp_path / "m.csv"], options).record
+    # the rotor and viscous friction of the locked axis are never excited: value 0, no std, said so
+    for name in ("Ia_J3", "fv_J3"):
+        assert record.parameter(name).value == 0.0 and record.parameter(name).std is None
+    assert any("never excited" in n for n in record.estimation.notes)
+    # every other parameter keeps a sane estimate (before: rounding-level columns gave fv_J3 ~ 4e15)
+    assert all(abs(p.value) < 1e5 for p in record.base_parameters)  # the spring stiffness is 2.8e4 N/m
+    write_result(tmp_path / "R.json", record)
+    assert read_result(tmp_path / "R.json") == record
+    from robid.report import build_report, report_data
+
+    assert "Predicted versus measured torque" in build_report(report_data(record, robot))
+
+
+def test_held_out_file_found_however_its_path_is_spelled(identification, monkeypatch):
+    robot, ident, folder = identification
+    record = dataclasses.replace(
+        ident.record,
+        processing=dataclasses.replace(
+            ident.record.processing, per_file={str(folder / "val.csv"): {"min_speed": 0.3, "period": 5.0}}
+        ),
+    )
+    monkeypatch.chdir(folder)
+    runs = [held_out_run(robot, record, p) for p in (folder / "val.csv", "val.csv", "./val.csv")]
+    assert runs[0].period_s == 5.0 and runs[0].unused_rows_per_joint == runs[1].unused_rows_per_joint
+    assert all(r.fit == runs[0].fit for r in runs)
+    assert "options stored for" in runs[1].notes[-1] and "same file" in runs[1].notes[-1]
+    other = dataclasses.replace(record, processing=dataclasses.replace(record.processing, per_file={"x/id.csv": {}}))
+    assert "no options stored for" in held_out_run(robot, other, "val.csv").notes[-1]

@@ -249,7 +249,7 @@ def test_result_json_round_trip_and_schema_versions(case, tmp_path, capsys):
     data["base_parameters"][3]["value"] = "heavy"
     (tmp_path / "bad.json").write_text(json.dumps(data))
     assert main(["report", str(tmp_path / "bad.json"), "--out", str(tmp_path / "x.html")]) == 2
-    assert "bad.json: base_parameters[3].value: expected a number" in capsys.readouterr().err
+    assert "bad.json: base_parameters[3].value: expected a finite number" in capsys.readouterr().err
     assert not (tmp_path / "x.html").exists()
 
 

@@ -254,18 +254,25 @@ def _simulate(robot, traj: Path, settings: dict, out: Path, truth: Path) -> None
     write_json(truth, {"label": "truth (virtual robot)", "parameters": res.truth})
 
 
-def _processing_for(spec: CampaignSpec, traj_paths, name: str):
-    from robid.io.measurement_file import read_trajectory_timing
+def _base_processing(spec: CampaignSpec):
+    """The campaign's ``processing`` block as ProcessingOptions (checked when the campaign file was read)."""
     from robid.signals import ProcessingOptions
 
-    base = ProcessingOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec.processing.items()})
-    traj = _traj_of(spec, name)
-    if traj is None:
-        return base
-    period, excited = read_trajectory_timing(traj_paths[traj])
+    return ProcessingOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec.processing.items()})
+
+
+def _processing_for(spec: CampaignSpec, traj_paths, name: str):
+    """A measurement's options: the campaign's, with its trajectory's period and excited harmonics."""
     import dataclasses
 
-    return dataclasses.replace(base, period=period, period_source="trajectory", excited_harmonics=excited)
+    from robid.io.measurement_file import read_trajectory_timing
+
+    traj = _traj_of(spec, name)
+    if traj is None:
+        return _base_processing(spec)
+    period, excited = read_trajectory_timing(traj_paths[traj])
+    return dataclasses.replace(_base_processing(spec), period=period, period_source="trajectory",
+                               excited_harmonics=excited)
 
 
 def truth_base_values(robot, truth_files: list[Path]):
@@ -288,6 +295,7 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
     names = (*spec.identify, *spec.validate)
     options = IdentificationOptions(
         method=spec.method,
+        processing=_base_processing(spec),
         file_processing={str(meas_paths[n]): _processing_for(spec, traj_paths, n) for n in names},
         file_mapping={str(meas_paths[n]): _mapping_of(spec, n) for n in names if _mapping_of(spec, n)},
     )
@@ -307,4 +315,5 @@ def _report(robot, spec: CampaignSpec, record, result_path: Path, out: Path, tra
     from robid.report import write_report
 
     title = spec.report.get("title", f"robid campaign {spec.name}")
-    write_report(out, record if record is not None else read_result(result_path), robot, trajectory=traj, title=title)
+    record = record if record is not None else read_result(result_path)
+    write_report(out, record, robot, trajectory=traj, title=title, source=str(result_path))

@@ -57,19 +57,28 @@ class WeightedSolve:
     zero_columns: tuple[int, ...]
 
 
+#: a column whose norm is below this fraction of the largest column's is treated as never excited (all zero)
+ZERO_COLUMN = 1e-12
+
+
 def weighted_solve(A: np.ndarray, y: np.ndarray, row_weights: np.ndarray) -> WeightedSolve:
     """Weighted least squares by QR of the column-scaled weighted regressor.
 
     Solves ``min_beta || diag(w) (A beta - y) ||_2`` as ``A_w D^-1 = Q R``, ``beta = D^-1 R^-1 Q^T y_w`` with
     ``D = diag(column norms of A_w)``; the scaling keeps the triangular solve accurate when columns differ by
     orders of magnitude (e.g. reflected rotor inertias against first moments). A numerically rank-deficient
-    problem is solved in the least-norm sense through the SVD of R; ``rank`` says so.
+    problem is solved in the least-norm sense through the SVD of R; ``rank`` says so (columns never excited,
+    ``zero_columns``, count against it and get the value 0).
     """
     Aw = A * row_weights[:, None]
     yw = y * row_weights
     scale = np.linalg.norm(Aw, axis=0)
-    zero = tuple(int(i) for i in np.flatnonzero(scale == 0.0))
-    scale = np.where(scale == 0.0, 1.0, scale)
+    # a column at the level of rounding errors (a joint held still: its velocity is 1e-16, not 0) is a column
+    # never excited; unit scaling would blow it up into a full column and its estimate into nonsense
+    is_zero = scale <= ZERO_COLUMN * max(float(scale.max(initial=0.0)), 1e-300)
+    zero = tuple(int(i) for i in np.flatnonzero(is_zero))
+    Aw = np.where(is_zero[None, :], 0.0, Aw)
+    scale = np.where(is_zero, 1.0, scale)
     As = Aw / scale
     q, r = np.linalg.qr(As, mode="reduced")
     s_scaled = np.linalg.svd(r, compute_uv=False)
@@ -81,6 +90,7 @@ def weighted_solve(A: np.ndarray, y: np.ndarray, row_weights: np.ndarray) -> Wei
         beta_s = np.linalg.solve(r, qty)
     else:
         beta_s = np.linalg.lstsq(r, qty, rcond=tol / s_scaled[0])[0]
+    beta_s[is_zero] = 0.0  # the least-norm value of a column that is not there
     cond_raw = float(s_raw[0] / s_raw[-1]) if s_raw[-1] > 0 else float("inf")
     cond_scaled = float(s_scaled[0] / s_scaled[-1]) if s_scaled[-1] > 0 else float("inf")
     return WeightedSolve(

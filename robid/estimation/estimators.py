@@ -47,11 +47,12 @@ def _solve_and_report(
             + ", ".join(names[i] for i in sol.zero_columns)
             + "; their values are set to 0 and are not identified"
         )
-    if sol.rank < nb:
+    excited = nb - len(sol.zero_columns)
+    if sol.rank < excited:
         converged = False
         notes.append(
-            f"regressor is numerically rank deficient (rank {sol.rank} of {nb}, scaled condition number "
-            f"{sol.condition_number_scaled:.3g}): least-norm solution; standard deviations are not meaningful"
+            f"regressor is numerically rank deficient (rank {sol.rank} of {excited} excited columns, scaled condition "
+            f"number {sol.condition_number_scaled:.3g}): least-norm solution; standard deviations are not meaningful"
         )
     sig_cov = sigma if sigma_for_covariance is None else sigma_for_covariance
     cov = _lsq.sandwich_covariance(sol, A, row_w, _lsq.rows_of_joint(sig_cov, n))

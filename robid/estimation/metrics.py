@@ -23,6 +23,8 @@ import numpy as np
 from robid.errors import RobidInputError
 from robid.estimation.results import EstimationResult
 
+K95 = 1.959963984540054  # two-sided 95 % quantile of the normal distribution
+
 
 @dataclass(frozen=True)
 class JointMetrics:
@@ -88,7 +90,7 @@ class PredictionBands:
     std_model: np.ndarray
     std_total: np.ndarray
 
-    def interval(self, k: float = 1.96, total: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    def interval(self, k: float = K95, total: bool = True) -> tuple[np.ndarray, np.ndarray]:
         s = self.std_total if total else self.std_model
         return self.mean - k * s, self.mean + k * s
 
@@ -100,13 +102,21 @@ def predict(W: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def prediction_std(W: np.ndarray, covariance: np.ndarray, chunk: int = 4096) -> np.ndarray:
     """``std_model[n, j] = sqrt(w_nj^T Cov w_nj)`` (N, dof) for regressor W (N, dof, nb), ``chunk`` samples at
-    a time so that memory stays at a few times ``chunk * dof * nb`` numbers whatever N is."""
+    a time so that memory stays at a few times ``chunk * dof * nb`` numbers whatever N is.
+
+    A parameter with an infinite (or undefined) variance -- a column the data never excited -- adds nothing where
+    its column is zero and makes the std infinite where it is not."""
     W = np.asarray(W)
     cov = np.asarray(covariance, dtype=float)
+    unknown = ~np.isfinite(np.diag(cov))
+    cov = np.where(unknown[:, None] | unknown[None, :] | ~np.isfinite(cov), 0.0, cov)
     out = np.empty(W.shape[:2])
     for start in range(0, W.shape[0], chunk):
         block = np.asarray(W[start : start + chunk], dtype=float)
-        out[start : start + chunk] = np.sqrt(np.clip(np.sum((block @ cov) * block, axis=2), 0.0, None))
+        std = np.sqrt(np.clip(np.sum((block @ cov) * block, axis=2), 0.0, None))
+        if unknown.any():
+            std[np.any(block[:, :, unknown] != 0.0, axis=2)] = np.inf
+        out[start : start + chunk] = std
     return out
 
 

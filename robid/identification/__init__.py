@@ -4,7 +4,8 @@ robid.estimation and robid.signals."""
 
 from robid.identification.datasets import DataSet, load_dataset
 from robid.identification.identify import Identification, IdentificationOptions, identify, run_identification
-from robid.identification.recording import held_out_run, processing_options
+from robid.identification.recording import processing_options
+from robid.identification.run_records import held_out_run
 
 __all__ = [
     "DataSet",

@@ -62,9 +62,9 @@ class IdentificationOptions:
 
 
 @dataclass(frozen=True, eq=False)
-class Identification:
-    """An identification with its working data: the data sets (filtered regressor and torque of every run), the
-    estimator's result, the classes, the consistency results, and ``record``, what RESULT.json holds."""
+class Solution:
+    """What an identification computed: the data sets (filtered regressor and torque of every run), the
+    estimator's result, the classes, the consistency results and the reported values."""
 
     robot: Robot
     options: IdentificationOptions
@@ -77,11 +77,17 @@ class Identification:
     consistent: ConsistentResult | None
     physical: BaseConsistencyReport | None
     notes: tuple[str, ...]
-    record: IdentificationRecord | None = None  # set by run_identification once the rest is known
 
     @property
     def base(self):
         return self.robot.base_parameters()
+
+
+@dataclass(frozen=True, eq=False)
+class Identification(Solution):
+    """An identification with its working data (:class:`Solution`) and ``record``, what RESULT.json holds."""
+
+    record: IdentificationRecord
 
 
 def run_identification(
@@ -118,7 +124,7 @@ def run_identification(
     physical = _consistency_check(robot, est, notes) if o.check_consistency else None
     consistent, values, values_method = _reported_values(robot, est, o, notes)
     vsets = tuple(_load(robot, f, o) for f in validation_files)
-    work = Identification(
+    work = Solution(
         robot=robot,
         options=o,
         datasets=sets,
@@ -131,7 +137,8 @@ def run_identification(
         physical=physical,
         notes=tuple(notes),
     )
-    return dataclasses.replace(work, record=identification_record(work))
+    fields = {f.name: getattr(work, f.name) for f in dataclasses.fields(Solution)}
+    return Identification(**fields, record=identification_record(work))
 
 
 def identify(

@@ -30,13 +30,20 @@ class Prediction:
 
 
 def check_result_matches(robot: Robot, record: IdentificationRecord, where: str = "RESULT.json") -> None:
-    """Refuse a robot whose base parameters are not those of the record (another robot, other terms)."""
+    """Refuse a robot whose base parameters are not those of the record: other names (another robot, other
+    terms) or other expressions (another geometry grouping the same names differently)."""
     base = robot.base_parameters()
     if tuple(base.names) != record.names:
         raise RobidInputError(
             f"{where}: its base parameters ({len(record.names)}) do not match robot {robot.name}"
             f" with terms {', '.join(robot.terms)} ({len(base.names)}); use the robot it was identified with"
         )
+    for p, expression in zip(record.base_parameters, base.expressions, strict=True):
+        if "".join(p.expression.split()) != "".join(expression.split()):
+            raise RobidInputError(
+                f"{where}: base parameter {p.name} is {p.expression} in the result but {expression} for robot "
+                f"{robot.name}: another geometry; use the robot it was identified with"
+            )
 
 
 def predict_file(

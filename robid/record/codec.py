@@ -23,6 +23,7 @@ reading, so that a reader of schema 1.x reads a file of a later 1.y (new keys ar
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import types
 import typing
@@ -44,6 +45,43 @@ def finite(x: Any) -> float | None:
 
 def finite_tuple(values: Any) -> tuple[float | None, ...]:
     return tuple(finite(v) for v in np.asarray(values, dtype=float).ravel())
+
+
+def dumps(plain: Any, indent: int = 1) -> str:
+    """JSON text of plain data: objects one key per line, indented; a list of numbers, strings or booleans on one
+    line (the series of a run are rows of numbers, not one number per line); NaN and infinity refused."""
+
+    def emit(x: Any, level: int) -> str:
+        inner = " " * (indent * (level + 1))
+        if isinstance(x, dict) and x:
+            items = [f"{inner}{json.dumps(str(k))}: {emit(v, level + 1)}" for k, v in x.items()]
+            return "{\n" + ",\n".join(items) + "\n" + " " * (indent * level) + "}"
+        if isinstance(x, list) and any(isinstance(v, dict | list) for v in x):
+            items = [inner + emit(v, level + 1) for v in x]
+            return "[\n" + ",\n".join(items) + "\n" + " " * (indent * level) + "]"
+        return json.dumps(x, allow_nan=False, separators=(", ", ": "))
+
+    return emit(plain, 0) + "\n"
+
+
+def loads(text: str, where: str) -> Any:
+    """Parsed JSON text; malformed text, NaN and infinity (which JSON does not have) refused naming ``where``."""
+
+    def number(token: str) -> float:
+        value = float(token)
+        if not math.isfinite(value):
+            raise ValueError(f"{token} is not a finite number")
+        return value
+
+    def constant(token: str):
+        raise ValueError(f"{token} is not JSON (a record writes null for a value that is not available)")
+
+    try:
+        return json.loads(text, parse_float=number, parse_constant=constant)
+    except json.JSONDecodeError as exc:
+        raise RobidInputError(f"{where}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
+    except ValueError as exc:
+        raise RobidInputError(f"{where}: {exc}") from None
 
 
 def to_plain(obj: Any, path: str = "") -> Any:
@@ -141,8 +179,8 @@ def _tuple(tp: Any, data: Any, path: str) -> tuple:
 
 def _scalar(tp: Any, data: Any, path: str) -> Any:
     if tp is float:
-        if isinstance(data, bool) or not isinstance(data, int | float):
-            raise _error(path, "a number", data)
+        if isinstance(data, bool) or not isinstance(data, int | float) or not math.isfinite(data):
+            raise _error(path, "a finite number", data)
         return float(data)
     if tp is int:
         if isinstance(data, bool) or not isinstance(data, int):

@@ -22,14 +22,14 @@ describes every key.
 from __future__ import annotations
 
 import dataclasses
-import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.record.codec import finite, from_plain, to_plain
+from robid.record.codec import dumps, finite, from_plain, loads, to_plain
 from robid.record.runs import RunRecord, TorqueFit
 
 SCHEMA_VERSION = "1.0"
@@ -218,16 +218,15 @@ class BalancerCollinearity:
 @dataclass(frozen=True)
 class ProcessingSettings:
     """The signal-stage options identification used (``robid.signals.ProcessingOptions`` fields as JSON values),
-    per file where a file had its own, and the mappings: what it takes to process another file the same way."""
+    per file where a file had its own (keyed by the path as given to identification), the mappings, and the row
+    screening (``robid.io.screening.ScreeningPolicy`` fields): what it takes to process another file the same
+    way (robid.identification.held_out_run)."""
 
     options: dict[str, Any]
     per_file: dict[str, dict[str, Any]] = field(default_factory=dict)
     per_file_mapping: dict[str, str] = field(default_factory=dict)
     mapping: str | None = None
-
-    def options_for(self, file: str | None) -> dict[str, Any]:
-        """The options of ``file`` if it had its own, else the common ones."""
-        return self.per_file.get(str(file), self.options) if file is not None else self.options
+    screening: dict[str, Any] = field(default_factory=dict)
 
 
 # ---- the record ---------------------------------------------------------------------------------------------
@@ -251,8 +250,6 @@ class IdentificationRecord:
     covariance: tuple[tuple[float | None, ...], ...]
     estimation: EstimatorSummary
     metrics: TorqueFit
-    data: tuple[RunRecord, ...]
-    validation_data: tuple[RunRecord, ...] = ()
     thresholds: ClassThresholds
     identifiability_notes: tuple[str, ...] = ()
     processing: ProcessingSettings
@@ -260,6 +257,9 @@ class IdentificationRecord:
     notes: tuple[str, ...] = ()
     physical_consistency: PhysicalConsistency | None = field(default=None, metadata={"omit_none": True})
     consistent_estimate: ConsistentEstimateSummary | None = field(default=None, metadata={"omit_none": True})
+    reference_labels: tuple[str, ...] = ()
+    data: tuple[RunRecord, ...]
+    validation_data: tuple[RunRecord, ...] = ()
 
     _DERIVED_KEYS = ("validation",)
 
@@ -282,8 +282,8 @@ class IdentificationRecord:
 
     @property
     def sigma(self) -> np.ndarray:
-        """Residual std per joint of the identification fit (0 where not available)."""
-        return np.array([0.0 if s is None else s for s in self.estimation.sigma_per_joint], dtype=float)
+        """Residual std per joint of the identification fit (NaN where not available)."""
+        return np.array([np.nan if s is None else s for s in self.estimation.sigma_per_joint], dtype=float)
 
     @property
     def runs(self) -> tuple[RunRecord, ...]:
@@ -299,16 +299,20 @@ class IdentificationRecord:
         raise KeyError(name)
 
     def references(self) -> dict[str, np.ndarray]:
-        """Reference values by label, aligned with the base parameters (NaN where a parameter has none)."""
-        labels = list(dict.fromkeys(label for p in self.base_parameters for label, _ in p.references))
+        """Reference values by label (``reference_labels``), aligned with the base parameters (NaN where a
+        parameter has none)."""
         out = {}
-        for label in labels:
+        for label in self.reference_labels:
             column = [dict(p.references).get(label) for p in self.base_parameters]
             out[label] = np.array([np.nan if v is None else v for v in column], dtype=float)
         return out
 
     def with_references(self, label: str, values) -> IdentificationRecord:
-        """The record with a reference column ``label`` (values aligned with the base parameters)."""
+        """The record with a reference column ``label`` (values aligned with the base parameters), e.g. the
+        virtual robot's ``truth``; written as a key of every base-parameter entry and listed in
+        ``reference_labels``. A label may not be one of the entry's own keys."""
+        if label in _BASE_PARAMETER_KEYS or not label:
+            raise RobidInputError(f"reference label {label!r}: a key of the base-parameter entries; choose another")
         values = list(values)
         if len(values) != len(self.base_parameters):
             raise RobidInputError(f"reference {label}: {len(values)} values for {len(self.base_parameters)} parameters")
@@ -316,7 +320,8 @@ class IdentificationRecord:
             dataclasses.replace(p, references=(*((k, v) for k, v in p.references if k != label), (label, finite(x))))
             for p, x in zip(self.base_parameters, values, strict=True)
         )
-        return dataclasses.replace(self, base_parameters=rows)
+        labels = (*(k for k in self.reference_labels if k != label), label)
+        return dataclasses.replace(self, base_parameters=rows, reference_labels=labels)
 
     def with_validation(self, runs) -> IdentificationRecord:
         """The record with ``runs`` (RunRecords of role validation) in place of its validation runs."""
@@ -333,26 +338,41 @@ class IdentificationRecord:
     def to_dict(self) -> dict:
         return to_plain(self)
 
-    def to_json(self, indent: int | None = 1) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False) + "\n"
+    def to_json(self) -> str:
+        """RESULT.json text: objects indented, every list of numbers on one line (robid.record.codec.dumps)."""
+        return dumps(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "RESULT.json") -> IdentificationRecord:
+        """The record of a parsed RESULT.json: schema checked, entries typed and checked against each other
+        (robid.record.checks), keys of later minor versions ignored; what is read is a schema-SCHEMA_VERSION
+        record and is stamped so."""
+        from robid.record.checks import check_record
+
         check_schema(data, where)
-        return from_plain(cls, data, where)
+        record = from_plain(cls, data, where)
+        labels = set(record.reference_labels)
+        rows = tuple(
+            dataclasses.replace(p, references=tuple((k, v) for k, v in p.references if k in labels))
+            for p in record.base_parameters
+        )
+        record = dataclasses.replace(record, base_parameters=rows, schema=SCHEMA_VERSION)
+        check_record(record, where)
+        return record
 
     @classmethod
     def from_json(cls, text: str, where: str = "RESULT.json") -> IdentificationRecord:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RobidInputError(f"{where}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
-        return cls.from_dict(data, where)
+        return cls.from_dict(loads(text, where), where)
+
+
+_BASE_PARAMETER_KEYS = frozenset(
+    f.metadata.get("json", f.name) for f in dataclasses.fields(BaseParameter) if not f.metadata.get("extra")
+)
 
 
 def check_schema(data: Any, where: str) -> None:
     """Refuse what is not a robid RESULT.json of a known major schema version, with one line naming the file."""
-    if not isinstance(data, dict) or data.get("robid") != 1:
+    if not isinstance(data, dict) or type(data.get("robid")) is not int or data.get("robid") != 1:
         raise RobidInputError(f"{where}: not a robid RESULT.json (key robid: 1 missing)")
     schema = data.get("schema")
     if schema is None:
@@ -360,8 +380,10 @@ def check_schema(data: Any, where: str) -> None:
             f"{where}: no schema version: written by a robid older than the typed record (schema "
             f"{SCHEMA_VERSION}); run robid identify again"
         )
-    major = str(schema).split(".", 1)[0]
-    if not major.isdigit() or int(major) != SCHEMA_MAJOR:
+    match = re.fullmatch(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)", schema) if isinstance(schema, str) else None
+    if match is None:
+        raise RobidInputError(f"{where}: schema {schema!r}: expected a version MAJOR.MINOR such as {SCHEMA_VERSION!r}")
+    if int(match.group(1)) != SCHEMA_MAJOR:
         raise RobidInputError(
             f"{where}: schema {schema!r} is not readable by this robid (it reads schema {SCHEMA_MAJOR}.x)"
         )

@@ -113,29 +113,37 @@ class JointRange:
     tau_peak: float
 
 
+Series = tuple[float | None, ...]
+
+
 @dataclass(frozen=True)
 class DisplaySeries:
     """A run's processed series for figures: every ``step``-th sample of the processed grid (at most a few
-    thousand), 6 significant digits. Joint-indexed tuples hold one column per joint; ``tau_friction`` and
-    ``tau_compensator`` are the predicted torque of the joint's own (ungrouped) friction and balancer parameters
-    (None for a joint without); ``used`` marks the rows the data selection kept."""
+    thousand), 6 significant digits; ``t`` counts from ``t0``, the time of the first processed sample (s).
+    Joint-indexed tuples hold one column per joint; ``tau_friction`` and ``tau_compensator`` are the predicted
+    torque of the joint's own (ungrouped) friction and balancer parameters (None for a joint without); ``used``
+    marks the rows the data selection kept. A value that is not available (the model std of a prediction that
+    involves a parameter the data never excited) is None."""
 
     step: int
+    t0: float
     t: tuple[float, ...]
-    q: tuple[tuple[float, ...], ...]
-    qd: tuple[tuple[float, ...], ...]
-    tau_measured: tuple[tuple[float, ...], ...]
-    tau_predicted: tuple[tuple[float, ...], ...]
-    tau_std_model: tuple[tuple[float, ...], ...]
-    tau_friction: tuple[tuple[float, ...] | None, ...]
-    tau_compensator: tuple[tuple[float, ...] | None, ...]
+    q: tuple[Series, ...]
+    qd: tuple[Series, ...]
+    tau_measured: tuple[Series, ...]
+    tau_predicted: tuple[Series, ...]
+    tau_std_model: tuple[Series, ...]
+    tau_friction: tuple[Series | None, ...]
+    tau_compensator: tuple[Series | None, ...]
     used: tuple[tuple[bool, ...], ...]
 
     def array(self, name: str) -> np.ndarray:
-        """(n, dof) array of a joint-indexed series; NaN columns for joints without it."""
+        """(n, dof) array of a joint-indexed series; NaN for a value or a joint without it."""
         columns = getattr(self, name)
         n = len(self.t)
-        return np.column_stack([np.full(n, np.nan) if c is None else np.asarray(c, dtype=float) for c in columns])
+        return np.column_stack(
+            [np.full(n, np.nan) if c is None else np.array([np.nan if v is None else v for v in c]) for c in columns]
+        )
 
 
 @dataclass(frozen=True)

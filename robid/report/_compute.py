@@ -78,17 +78,18 @@ def motion_extremes(q, qd, qdd, tau=None) -> list[dict]:
     ]
 
 
-def extremes_of_ranges(ranges, with_torque: bool) -> list[dict]:
-    """motion_extremes of the ranges a run record stores (robid.record.JointRange)."""
+def extremes_of_ranges(runs, with_torque: bool) -> list[dict]:
+    """motion_extremes over several runs, from the ranges their records store (robid.record.JointRange, one
+    tuple per run)."""
     return [
         {
-            "q_min": r.q_min,
-            "q_max": r.q_max,
-            "velocity": r.qd_peak,
-            "acceleration": r.qdd_peak,
-            "torque": r.tau_peak if with_torque else None,
+            "q_min": min(r.q_min for r in joint),
+            "q_max": max(r.q_max for r in joint),
+            "velocity": max(r.qd_peak for r in joint),
+            "acceleration": max(r.qdd_peak for r in joint),
+            "torque": max(r.tau_peak for r in joint) if with_torque else None,
         }
-        for r in ranges
+        for joint in zip(*runs, strict=True)
     ]
 
 

@@ -50,7 +50,8 @@ class ReportData:
 
     @property
     def covariance(self) -> np.ndarray:
-        return np.nan_to_num(self.record.covariance_matrix)
+        """Covariance of the estimate (NaN where the record has none: no band is drawn there)."""
+        return self.record.covariance_matrix
 
     @property
     def sigma(self) -> np.ndarray:
@@ -177,11 +178,13 @@ def from_result_file(
     screening); ``options``: those of :func:`report_data`."""
     from robid import progress
     from robid.identification import held_out_run
+    from robid.identification.predict import check_result_matches
     from robid.io.result_file import read_result
 
     result_path = Path(result_path)
     record = read_result(result_path)
     robot = resolve_robot(robot, record, result_path)
+    check_result_matches(robot, record, str(result_path))
     if validate:
         runs = []
         for path in validate:

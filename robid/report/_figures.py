@@ -15,8 +15,6 @@ WIDTH_IN = 10.0
 DPI = 90
 #: joints per figure: one figure per group keeps every panel tall enough to read
 GROUP = 3
-#: at most this many points per plotted line (longer records are decimated for display only)
-MAX_POINTS = 4000
 
 STYLE = {
     "font.size": 10,
@@ -119,6 +117,3 @@ def joint_groups(dof: int, size: int = GROUP) -> list[list[int]]:
     bounds = np.linspace(0, dof, n + 1).round().astype(int)
     return [list(range(bounds[i], bounds[i + 1])) for i in range(n) if bounds[i + 1] > bounds[i]]
 
-
-def decimate_for_display(n: int) -> slice:
-    return slice(None, None, max(1, -(-n // MAX_POINTS)))

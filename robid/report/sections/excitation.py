@@ -208,8 +208,8 @@ could be read: nothing to show about the excitation.</p>
                     "usage_caption": "",
                 }
             torque_shown = any(j.limits.torque for j in robot.model.joints)
-            rows = usage_of_extremes(extremes_of_ranges(runs[0].ranges, torque_shown), limits_arrays(robot, None))
-            usage_source = runs[0].file
+            rows = usage_of_extremes(extremes_of_ranges([r.ranges for r in runs], torque_shown), limits_arrays(robot))
+            usage_source = ", ".join(r.file for r in runs)
             caption = "Processed identification signals against the limits of the robot file."
         headers = [
             "motion range",

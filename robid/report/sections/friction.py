@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from robid.estimation.metrics import K95
 from robid.model.terms import standalone_parameters
 from robid.report import _figures as F
 from robid.report._compute import compensator_columns, compensator_curve, friction_curve, joint_units
 from robid.report.section import Section
 
-K95 = 1.96
 GRID = 401
 MAX_SCATTER = 3000
 REF_STYLES = ("#3a7d44", "#7b2cbf", "#e76f51")

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from robid.estimation.metrics import K95
 from robid.report import _figures as F
 from robid.report._compute import joint_units
 from robid.report.section import Section, num
-
-K95 = 1.96
 
 
 def _run_arrays(data, run) -> dict:
     """The run's display series as arrays (rows the data selection left out are NaN: not drawn)."""
     d = run.display
     mask = np.asarray(d.used, dtype=bool).T
-    std_total = np.sqrt(d.array("tau_std_model") ** 2 + data.sigma[None, :] ** 2)
+    noise = np.array([np.nan if s is None else s for s in run.noise.tau_std_processed], dtype=float)
+    std_total = np.sqrt(d.array("tau_std_model") ** 2 + noise[None, :] ** 2)
 
     def used(x):
         return np.where(mask, x, np.nan)
@@ -49,7 +49,6 @@ def _time_figures(data, run, a) -> list:
     names = data.robot.joint_names
     units = joint_units(data.robot)
     t = a["t"]
-    sl = F.decimate_for_display(t.size)
     xlabel = _time_label(run)
     figs = []
     for group in F.joint_groups(data.robot.dof):
@@ -74,10 +73,10 @@ def _time_figures(data, run, a) -> list:
                 first = first or ax
                 axr = fig.add_subplot(inner[1], sharex=first)
                 ax.fill_between(
-                    t[sl], a["lo"][sl, j], a["hi"][sl, j], color=F.BAND, alpha=0.55, lw=0, label="95 % prediction band"
+                    t, a["lo"][:, j], a["hi"][:, j], color=F.BAND, alpha=0.55, lw=0, label="95 % prediction band"
                 )
-                ax.plot(t[sl], a["measured"][sl, j], color=F.MEASURED, lw=1.0, label="measured")
-                ax.plot(t[sl], a["predicted"][sl, j], color=F.PREDICTED, lw=1.1, ls="--", label="predicted")
+                ax.plot(t, a["measured"][:, j], color=F.MEASURED, lw=1.0, label="measured")
+                ax.plot(t, a["predicted"][:, j], color=F.PREDICTED, lw=1.1, ls="--", label="predicted")
                 ax.set_ylabel(f"{names[j]} [{units[j].torque}]")
                 m = run.fit.per_joint[j]
                 ax.set_title(
@@ -87,14 +86,14 @@ def _time_figures(data, run, a) -> list:
                 )
                 ax.tick_params(labelbottom=False)
                 axr.fill_between(
-                    t[sl],
-                    (a["lo"] - a["predicted"])[sl, j],
-                    (a["hi"] - a["predicted"])[sl, j],
+                    t,
+                    (a["lo"] - a["predicted"])[:, j],
+                    (a["hi"] - a["predicted"])[:, j],
                     color=F.BAND,
                     alpha=0.55,
                     lw=0,
                 )
-                axr.plot(t[sl], a["residual"][sl, j], color=F.DATA, lw=0.8)
+                axr.plot(t, a["residual"][:, j], color=F.DATA, lw=0.8)
                 axr.axhline(0.0, color=F.MEASURED, lw=0.6)
                 axr.set_ylim(*_robust_limits(a["residual"][:, j], (a["hi"] - a["predicted"])[:, j]))
                 axr.set_ylabel("residual")
@@ -202,8 +201,10 @@ class TorqueSection(Section):
     template = """
 <p class="note">Prediction = filtered base regressor of the run \u00d7 the reported values. The 95 % band is
 \u00b1{{ k }} \u00d7 sqrt(parameter variance along the regressor row + \u03c3\u00b2 of the joint), \u03c3 the
-residual standard deviation per joint of the identification fit ({{ sigma }}). About 95 % of the samples of a run
-should fall inside it; far fewer means the model or the noise level is wrong for that run.</p>
+noise standard deviation of the run's processed torque (the "noise std" column, estimated by the signal stage;
+for comparison, the residual standard deviation of the identification fit: {{ sigma }}). About 95 % of the used
+samples of a run fall inside it when the model is right; far fewer means the model, or the noise estimate, is
+wrong for that run.</p>
 {% for r in runs %}
 <h3>{{ r.label }}</h3>
 <div class="table-wrap"><table>
@@ -233,6 +234,5 @@ larger: unmodelled dynamics (or a noise estimate that misses part of the noise).
             if run.spectrum is not None:
                 figures.append(_spectrum_figure(data, run))
             runs.append({"label": run.label, "table": _table(data, run), "figures": figures})
-        sigma = ", ".join(f"{n} {num(s, 3)}" for n, s in zip(data.robot.joint_names, data.sigma, strict=False))
-        stored = np.any(np.asarray(data.sigma) > 0)
-        return {"runs": runs, "k": num(K95), "sigma": sigma if stored else "not stored in the result: taken as 0"}
+        sigma = ", ".join(f"{n} {num(s, 3)}" for n, s in zip(data.robot.joint_names, data.sigma, strict=True))
+        return {"runs": runs, "k": num(K95), "sigma": sigma}

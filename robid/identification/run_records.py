@@ -1,0 +1,215 @@
+"""The record of one run (robid.record.RunRecord): what the identified model predicts for a data set and how it
+fits, computed once, on every sample, so that a report only has to draw it.
+
+* **Prediction** with the reported values ``tau_pred = W beta`` (W the filtered base regressor of the run).
+* **Prediction band**: ``tau_pred +- 1.96 sqrt(w^T C w + sigma_j^2)``, C the covariance of the estimate (the
+  parameter uncertainty along the regressor row w, robid.estimation.prediction_std) and ``sigma_j`` the noise std
+  of the run's own processed torque, estimated by the signal stage (``noise.tau_std_processed``). About 95 % of the
+  used samples of a run fall inside it when the model is right; far fewer means the model (or the noise estimate)
+  is wrong for that run. The run's own noise is used, not the identification fit's residual std: runs averaged
+  over different numbers of periods have different noise levels.
+* **Fit**: robid.estimation.torque_metrics over the rows the data selection kept, the share of those rows inside
+  the band, and the mean model std.
+* **Ranges** of the processed motion, **display series** (every ``step``-th sample, 6 significant digits), and
+  the **residual spectrum** (robid.signals.spectrum).
+
+A validation file given after identification (``robid report --validate``) goes through :func:`held_out_run`:
+processed with the options and screening the record stores, it is recorded exactly as identification records
+its validation runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from robid.estimation import band_coverage, prediction_std, torque_metrics
+from robid.estimation.metrics import K95
+from robid.identification.datasets import DataSet
+from robid.model.terms import standalone_parameters
+from robid.record.codec import finite
+from robid.record.runs import DisplaySeries, JointFit, JointRange, ResidualSpectrum, RunRecord, TorqueFit
+from robid.signals.processing_summary import processing_summary
+from robid.signals.spectrum import amplitude_spectrum, merge_bins
+
+DISPLAY_POINTS = 2000  # samples per run kept for figures
+SPECTRUM_BINS = 2000  # frequency bins per run kept for figures
+DIGITS = 6  # significant digits of figure series
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RunPrediction:
+    """Prediction of one data set with the reported values: mean and parameter-uncertainty std (N, dof), and the
+    noise std per joint of the run's processed torque (the noise part of the prediction band)."""
+
+    mean: np.ndarray
+    std_model: np.ndarray
+    noise: np.ndarray
+
+    @property
+    def std_total(self) -> np.ndarray:
+        return np.sqrt(self.std_model**2 + self.noise[None, :] ** 2)
+
+
+def predict_dataset(dataset: DataSet, values: np.ndarray, covariance: np.ndarray) -> RunPrediction:
+    noise = np.array([np.nan if s is None else s for s in dataset.processed.noise.tau_std_processed], dtype=float)
+    return RunPrediction(dataset.W @ values, prediction_std(dataset.W, covariance), noise)
+
+
+def run_record(robot, dataset: DataSet, role: str, values, covariance) -> RunRecord:
+    """The record of one run (module docstring), predicted with ``values`` and their ``covariance``."""
+    values = np.asarray(values, dtype=float)
+    pred = predict_dataset(dataset, values, covariance)
+    p = dataset.processed
+    summary = processing_summary(p)
+    return RunRecord(
+        **{f.name: getattr(summary, f.name) for f in dataclasses.fields(summary)} | {"notes": dataset.notes},
+        file=dataset.source,
+        role=role,
+        rows_used=dataset.rows_used,
+        fit=torque_fit(dataset.tau, pred.mean, pred.std_model, pred.std_total, p.keep, robot.joint_names),
+        ranges=_ranges(p, robot.joint_names),
+        display=_display(robot, dataset, values, pred),
+        spectrum=_spectrum(dataset, pred),
+    )
+
+
+def torque_fit(tau, mean, std_model, std_total, used, joints) -> TorqueFit:
+    """Metrics (robid.estimation.metrics) plus band coverage and mean model std, over the used rows; a joint
+    whose band is not available (a parameter the data never excited) has no coverage."""
+    used = np.asarray(used, dtype=bool)
+    metrics = torque_metrics(tau, mean, joints, used)
+    inside = band_coverage(tau, mean - K95 * std_total, mean + K95 * std_total, used)
+    known = np.all(np.isfinite(std_total) | ~used, axis=0)
+    count = np.maximum(used.sum(axis=0), 1)
+    mean_std = np.sum(np.where(used, std_model, 0.0), axis=0) / count
+    per = tuple(
+        JointFit(
+            joint=m.joint,
+            rms=finite(m.rms),
+            nrmse_percent=finite(m.nrmse_percent),
+            max_error=finite(m.max_error),
+            measured_rms=finite(m.measured_rms),
+            relative_error_percent=finite(m.nrmse_percent),
+            inside_band_percent=finite(inside[j]) if known[j] else None,
+            mean_model_std=finite(mean_std[j]),
+        )
+        for j, m in enumerate(metrics.per_joint)
+    )
+    return TorqueFit(per, finite(metrics.relative_error_norm_percent), int(metrics.samples))
+
+
+def _ranges(p, joints) -> tuple[JointRange, ...]:
+    q, qd, qdd, tau = (np.asarray(x, dtype=float) for x in (p.q, p.qd, p.qdd, p.tau))
+    return tuple(
+        JointRange(
+            joint=name,
+            q_min=float(q[:, j].min()),
+            q_max=float(q[:, j].max()),
+            q_mean=float(q[:, j].mean()),
+            qd_peak=float(np.abs(qd[:, j]).max()),
+            qdd_peak=float(np.abs(qdd[:, j]).max()),
+            tau_peak=float(np.abs(tau[:, j]).max()),
+        )
+        for j, name in enumerate(joints)
+    )
+
+
+def _rounded(x: np.ndarray) -> tuple[float | None, ...]:
+    """DIGITS significant digits; None for a value that is not a finite number."""
+    return tuple(float(f"{v:.{DIGITS}g}") if np.isfinite(v) else None for v in np.asarray(x, dtype=float).ravel())
+
+
+def _columns(x: np.ndarray) -> tuple[tuple[float | None, ...], ...]:
+    return tuple(_rounded(x[:, j]) for j in range(x.shape[1]))
+
+
+def _display(robot, dataset: DataSet, values: np.ndarray, pred: RunPrediction) -> DisplaySeries:
+    p = dataset.processed
+    step = max(1, -(-p.n_samples // DISPLAY_POINTS))
+    pick = slice(None, None, step)
+    base = robot.base_parameters()
+
+    def part(kind: str) -> tuple[tuple[float | None, ...] | None, ...]:
+        out = []
+        for j, joint in enumerate(robot.joint_names):
+            idx = standalone_parameters(base.names, base.expressions, joint, kind)
+            out.append(_rounded(dataset.W[pick, j, idx] @ values[idx]) if idx else None)
+        return tuple(out)
+
+    t = np.asarray(p.t, dtype=float)
+    return DisplaySeries(
+        step=step,
+        t0=float(t[0]),
+        t=tuple(float(f"{v:.{DIGITS}g}") for v in t[pick] - t[0]),
+        q=_columns(p.q[pick]),
+        qd=_columns(p.qd[pick]),
+        tau_measured=_columns(dataset.tau[pick]),
+        tau_predicted=_columns(pred.mean[pick]),
+        tau_std_model=_columns(pred.std_model[pick]),
+        tau_friction=part("friction"),
+        tau_compensator=part("balancer"),
+        used=tuple(tuple(bool(v) for v in col) for col in np.asarray(p.keep, dtype=bool)[pick].T),
+    )
+
+
+def _spectrum(dataset: DataSet, pred: RunPrediction) -> ResidualSpectrum:
+    """Spectra of the measured torque and of the residual (unused rows count as zero): up to the Nyquist frequency
+    on a periodic grid (the torque keeps the harmonics the processing kept; removed ones are exactly zero), up to
+    twice the low-pass cut-off on a filtered record."""
+    p = dataset.processed
+    used = np.asarray(p.keep, dtype=bool)
+    periodic = p.mode in ("periodic", "rest-to-rest") and p.period is not None
+    freq, residual = amplitude_spectrum(np.where(used, dataset.tau - pred.mean, 0.0), p.sample_rate, periodic)
+    _, measured = amplitude_spectrum(np.where(used, dataset.tau, 0.0), p.sample_rate, periodic)
+    fmax = 2.0 * p.cutoff_hz if p.cutoff_hz and not periodic else float(freq[-1])
+    keep = (freq > 0) & (freq <= fmax)
+    f, meas = merge_bins(freq[keep], measured[keep], SPECTRUM_BINS)
+    _, res = merge_bins(freq[keep], residual[keep], SPECTRUM_BINS)
+    return ResidualSpectrum(_rounded(f), _columns(meas), _columns(res), float(fmax))
+
+
+def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) -> RunRecord:
+    """A validation run for a file given after identification (module docstring). ``mapping``/``policy``
+    override the stored mapping and screening. The file's own stored options are found by its path as given to
+    identification, else by the same resolved path, else by its file name when exactly one stored file has it;
+    otherwise the common options apply, and the run's notes say which."""
+    from robid.identification.datasets import load_dataset
+    from robid.identification.recording import processing_options, screening_policy
+
+    key, note = _stored_key(record.processing, str(path))
+    settings = record.processing
+    options = processing_options(settings, key)
+    stored_mapping = settings.per_file_mapping.get(key, settings.mapping) if key else settings.mapping
+    dataset = load_dataset(
+        robot,
+        path,
+        mapping=mapping if mapping is not None else stored_mapping,
+        options=options,
+        policy=policy if policy is not None else screening_policy(settings),
+    )
+    if note:
+        dataset = dataclasses.replace(dataset, notes=(*dataset.notes, note))
+    return run_record(robot, dataset, "validation", record.values, record.covariance_matrix)
+
+
+def _stored_key(settings, path: str) -> tuple[str | None, str]:
+    """(key of ``settings.per_file`` that means ``path``, or None; a note saying which options were used, empty
+    when they are those identification used for that path)."""
+    keys = list(settings.per_file)
+    if path in keys:
+        return path, ""
+    resolved = Path(path).resolve()
+    same = [k for k in keys if Path(k).resolve() == resolved]
+    named = [k for k in keys if Path(k).name == Path(path).name]
+    for found, how in ((same, "the same file"), (named, "the same file name")):
+        if len(found) == 1:
+            return found[0], f"processed with the options stored for {found[0]} ({how})"
+    if keys:
+        return None, (
+            f"no options stored for {path} (stored: {', '.join(keys)}): processed with the common options; give "
+            "the path as given to identification"
+        )
+    return None, ""
