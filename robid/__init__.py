@@ -1,11 +1,21 @@
 """robid: dynamic model identification of industrial robots.
 
-Public surface (interfaces.md section 2): :func:`load_robot` returning a :class:`Robot`.
+Public surface (interfaces.md section 2): :func:`load_robot` returning a :class:`Robot`. They are imported on
+first use, so that ``import robid.record`` (reading a RESULT.json) or ``robid --help`` load no numerical code.
 """
 
 from robid.errors import RobidInputError
-from robid.robot import BaseParameters, Robot, load_robot
 
 __version__ = "0.1.0"
 
 __all__ = ["BaseParameters", "Robot", "RobidInputError", "load_robot", "__version__"]
+
+_ROBOT_API = ("BaseParameters", "Robot", "load_robot")
+
+
+def __getattr__(name: str):
+    if name in _ROBOT_API:
+        from robid import robot
+
+        return getattr(robot, name)
+    raise AttributeError(f"module 'robid' has no attribute {name!r}")

@@ -57,3 +57,16 @@ def test_no_package_imports_the_command_line_or_the_campaign():
                     "identification", "report", "record"):
         used = _outside(package)
         assert not [m for m in used if m.startswith(("robid.cli", "robid.campaign"))], package
+
+
+def test_reading_a_result_loads_no_numerical_code_but_numpy():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, robid.record, robid.io.result_file; "
+        "print(sorted(m for m in ('scipy', 'sympy', 'cvxpy', 'matplotlib', 'robid.robot', 'robid.model') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -75,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
             f"--good-nrmse/--acceptable-nrmse: expected 0 < good <= acceptable, got "
             f"{args.good_nrmse:g} and {args.acceptable_nrmse:g}"
         )
-    custom_policy = args.drop_bad_rows or args.allow_constant or args.allow_saturated or args.max_gap != 10.0
+    # the screening options replace the stored screening only when the user gave one of them
+    changed = (args.max_gap, args.max_drop) != (10.0, 5.0)
+    custom_policy = args.drop_bad_rows or args.allow_constant or args.allow_saturated or changed
     t0 = time.perf_counter()
     path = write_report_from_file(
         out,

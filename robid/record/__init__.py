@@ -5,7 +5,8 @@
 * :mod:`robid.record.runs` -- the record of one run: processing summary, torque fit, ranges, figure series;
 * :mod:`robid.record.codec` -- the generic conversion of frozen dataclasses to JSON-ready data and back.
 
-This package imports nothing of robid but its errors: a RESULT.json can be read without the numerical stack.
+This package imports nothing of robid but its errors, and of the numerical stack only numpy: reading a
+RESULT.json loads neither the robot model, nor scipy, sympy or cvxpy (checked in tests/test_architecture.py).
 """
 
 from robid.record.identification import (

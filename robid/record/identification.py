@@ -12,11 +12,11 @@ accepts every minor version of its major version and refuses any other (:func:`c
 
 JSON layout (interfaces.md section 5 and robid's extensions), the keys in the order written: ``robid`` (1),
 ``schema``, ``robot``, ``robot_source``, ``terms``, ``joints``, ``method``, ``base_parameters``,
-``standard_parameters``, ``correlated_pairs``, ``covariance``, ``estimation``, ``metrics``, ``data``
-(identification runs), ``validation_data`` (validation runs), ``thresholds``, ``identifiability_notes``,
-``processing``, ``compensator``, ``notes``, then ``physical_consistency`` and ``consistent_estimate`` when they
-exist, and ``validation`` (the validation runs' metrics, derived from ``validation_data``). docs/identification.md
-describes every key.
+``standard_parameters``, ``correlated_pairs``, ``covariance``, ``estimation``, ``metrics``, ``thresholds``,
+``identifiability_notes``, ``processing``, ``compensator``, ``notes``, ``physical_consistency`` and
+``consistent_estimate`` when they exist, ``reference_labels``, ``data`` (identification runs),
+``validation_data`` (validation runs), and ``validation`` (the validation runs' metrics, derived from
+``validation_data``). docs/identification.md describes every key.
 """
 
 from __future__ import annotations
