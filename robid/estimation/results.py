@@ -116,33 +116,6 @@ class EstimationResult:
     def value(self, name: str) -> float:
         return float(self.values[self.names.index(name)])
 
-    def to_dict(self) -> dict:
-        """JSON-ready summary (values and uncertainties; no sample arrays)."""
-
-        def num(x: float) -> float | None:
-            return float(x) if np.isfinite(x) else None
-
-        return {
-            "method": self.method,
-            "parameters": [
-                {
-                    "name": n,
-                    "value": num(v),
-                    "std": num(s),
-                    "relative_std_percent": num(r),
-                }
-                for n, v, s, r in zip(self.names, self.values, self.std, self.relative_std_percent, strict=True)
-            ],
-            "sigma_per_joint": [num(s) for s in self.sigma],
-            "weights_per_joint": [num(w) for w in self.weights],
-            "condition_number": num(self.condition_number),
-            "condition_number_scaled": num(self.condition_number_scaled),
-            "dof_residual": self.dof_residual,
-            "converged": self.converged,
-            "iterations": self.iterations,
-            "notes": list(self.notes),
-        }
-
 
 #: the arguments of :meth:`EstimationResult.build` besides values and covariance (fields of the same name)
 _BUILD_ARGUMENTS = (

@@ -44,9 +44,9 @@ def processing_settings(o) -> ProcessingSettings:
 def processing_options(settings: ProcessingSettings, file: str | None = None) -> ProcessingOptions:
     """The ProcessingOptions a record stores for ``file`` (a key of ``per_file``), else the common ones; a
     malformed entry is refused naming its key."""
-    stored, where = (settings.per_file[file], f"processing.per_file.{file}") if file in settings.per_file else (
-        settings.options, "processing.options")
-    return from_plain(ProcessingOptions, stored, f"RESULT.json {where}")
+    if file in settings.per_file:
+        return from_plain(ProcessingOptions, settings.per_file[file], f"RESULT.json processing.per_file.{file}")
+    return from_plain(ProcessingOptions, settings.options, "RESULT.json processing.options")
 
 
 def screening_policy(settings: ProcessingSettings):
@@ -65,7 +65,9 @@ def identification_record(work) -> IdentificationRecord:
 
     robot, est, ident, values = work.robot, work.estimate, work.identifiability, work.values
     cov = np.asarray(est.covariance, dtype=float)
-    runs = tuple(run_record(robot, d, "identification", values, cov) for d in work.datasets)
+    predictions = [predict_dataset(d, values, cov) for d in work.datasets]
+    runs = tuple(run_record(robot, d, "identification", values, cov, p) for d, p in zip(work.datasets, predictions,
+                                                                                        strict=True))
     held_out = tuple(run_record(robot, d, "validation", values, cov) for d in work.validation_sets)
     return IdentificationRecord(
         robot=robot.name,
@@ -80,7 +82,7 @@ def identification_record(work) -> IdentificationRecord:
         ),
         covariance=tuple(finite_tuple(row) for row in cov),
         estimation=_estimator_summary(est),
-        metrics=_stacked_fit(robot, work.datasets, values, cov),
+        metrics=_stacked_fit(robot, work.datasets, predictions),
         data=runs,
         validation_data=held_out,
         thresholds=ClassThresholds(
@@ -152,10 +154,9 @@ def _estimator_summary(est) -> EstimatorSummary:
     )
 
 
-def _stacked_fit(robot, datasets, values, cov) -> TorqueFit:
+def _stacked_fit(robot, datasets, preds) -> TorqueFit:
     """The fit over all identification runs together (the stacked least-squares problem), each run's band with
     its own noise."""
-    preds = [predict_dataset(d, values, cov) for d in datasets]
     tau = np.concatenate([d.tau for d in datasets])
     used = np.concatenate([np.asarray(d.processed.keep, dtype=bool) for d in datasets])
     mean, std_model, std_total = (np.concatenate([getattr(p, k) for p in preds]) for k in ("mean", "std_model",

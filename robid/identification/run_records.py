@@ -58,10 +58,11 @@ def predict_dataset(dataset: DataSet, values: np.ndarray, covariance: np.ndarray
     return RunPrediction(dataset.W @ values, prediction_std(dataset.W, covariance), noise)
 
 
-def run_record(robot, dataset: DataSet, role: str, values, covariance) -> RunRecord:
-    """The record of one run (module docstring), predicted with ``values`` and their ``covariance``."""
+def run_record(robot, dataset: DataSet, role: str, values, covariance, pred: RunPrediction | None = None) -> RunRecord:
+    """The record of one run (module docstring), predicted with ``values`` and their ``covariance`` (``pred``:
+    that prediction when already made)."""
     values = np.asarray(values, dtype=float)
-    pred = predict_dataset(dataset, values, covariance)
+    pred = pred if pred is not None else predict_dataset(dataset, values, covariance)
     p = dataset.processed
     summary = processing_summary(p)
     return RunRecord(

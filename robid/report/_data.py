@@ -174,8 +174,8 @@ def from_result_file(
     **options,
 ) -> ReportData:
     """Report data of RESULT.json. ``validate``: validation files to show instead of the record's own validation
-    runs, processed with the record's options (``mapping``/``policy`` override the stored mapping and the default
-    screening); ``options``: those of :func:`report_data`."""
+    runs, processed with the record's options (``mapping``/``policy`` override the stored mapping and screening);
+    ``options``: those of :func:`report_data`."""
     from robid import progress
     from robid.identification import held_out_run
     from robid.identification.predict import check_result_matches
@@ -184,8 +184,8 @@ def from_result_file(
     result_path = Path(result_path)
     record = read_result(result_path)
     robot = resolve_robot(robot, record, result_path)
-    check_result_matches(robot, record, str(result_path))
     if validate:
+        check_result_matches(robot, record, str(result_path))  # before predicting with it
         runs = []
         for path in validate:
             if not Path(path).is_file():
