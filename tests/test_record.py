@@ -241,6 +241,8 @@ def test_held_out_file_found_however_its_path_is_spelled(identification, monkeyp
     runs = [held_out_run(robot, record, p) for p in (folder / "val.csv", "val.csv", "./val.csv")]
     assert runs[0].period_s == 5.0 and runs[0].unused_rows_per_joint == runs[1].unused_rows_per_joint
     assert all(r.fit == runs[0].fit for r in runs)
-    assert "options stored for" in runs[1].notes[-1] and "same file" in runs[1].notes[-1]
-    other = dataclasses.replace(record, processing=dataclasses.replace(record.processing, per_file={"x/id.csv": {}}))
-    assert "no options stored for" in held_out_run(robot, other, "val.csv").notes[-1]
+    assert "options identification used for" in runs[1].notes[-1] and "same file" in runs[1].notes[-1]
+    # a file identification did not know: the common options without the timing found or given for its files
+    folder.joinpath("other.csv").write_text(folder.joinpath("val.csv").read_text())
+    other = held_out_run(robot, record, "other.csv")
+    assert "not a file of the identification" in other.notes[-1] and other.period_source != "user"

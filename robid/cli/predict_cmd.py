@@ -9,16 +9,23 @@ import sys
 def register(sub) -> None:
     p = sub.add_parser(
         "predict",
-        help="predicted joint torques for a measurement",
-        description="Predict the joint torques of a measurement with an identified parameter set: columns t, "
-        "tau1.. at the measurement's own time stamps (NaN in the filter's trimmed edges).",
+        help="predicted joint torques for a measurement, with NRMSE and RRE per joint",
+        description="Predict the joint torques of a measurement with an identified parameter set, at the "
+        "measurement's own time stamps. The file is processed with the options stored in RESULT.json (the file's "
+        "own when identification used it, else the common ones without their period and band) unless given here. "
+        "PRED.csv columns: t, tau_pred1.., tau_meas1.., residual1.., mark1.. (0 compared, 1 slower than the "
+        "identification's --min-speed, 2 not predicted: filter edges or cut off). Prints NRMSE (against the "
+        "processed torque) and RRE (against the measured torque) per joint over the samples marked 0 "
+        "(docs/identification.md).",
     )
-    p.add_argument("robot", metavar="ROBOT")
-    p.add_argument("result", metavar="RESULT.json")
-    p.add_argument("measurement", metavar="MEAS")
-    p.add_argument("--out", required=True, metavar="PRED.csv")
-    p.add_argument("--mapping", metavar="MAP.yaml")
-    p.add_argument("--cutoff", type=float, metavar="HZ", help="low-pass cut-off for the derivatives")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in name it was identified with")
+    p.add_argument("result", metavar="RESULT.json", help="written by robid identify")
+    p.add_argument("measurement", metavar="MEAS", help="measurement file (canonical CSV, or any layout with --mapping)")
+    p.add_argument("--out", required=True, metavar="PRED.csv", help="predicted, measured and residual torques")
+    p.add_argument("--mapping", metavar="MAP.yaml", help="layout of the measurement (default: the stored one)")
+    g = p.add_argument_group("processing (default: as stored in RESULT.json)")
+    g.add_argument("--cutoff", type=float, metavar="HZ", help="low-pass cut-off for the derivatives (Hz)")
+    g.add_argument("--min-speed", type=float, metavar="RAD/S", help="mark samples slower than this (rad/s or m/s)")
     p.set_defaults(func=run)
 
 
@@ -33,8 +40,19 @@ def run(args: argparse.Namespace) -> int:
     record = read_result(args.result)
     robot = robid.load_robot(args.robot, terms=record.terms or None)
     check_result_matches(robot, record, args.result)
-    pred = predict_file(robot, record, args.measurement, mapping=args.mapping, cutoff_hz=args.cutoff)
-    columns = ["t"] + [f"tau{j + 1}" for j in range(robot.dof)]
-    write_csv(args.out, columns, np.column_stack([pred.t, pred.tau]), digits=17)
-    sys.stdout.write(f"{args.out}: {len(pred.t)} samples; {pred.note}\n")
+    overrides = {k: v for k, v in (("cutoff_hz", args.cutoff), ("min_speed", args.min_speed)) if v is not None}
+    pred = predict_file(robot, record, args.measurement, mapping=args.mapping, overrides=overrides)
+    n = robot.dof
+    columns = ["t"] + [f"{prefix}{j + 1}" for prefix in ("tau_pred", "tau_meas", "residual", "mark") for j in range(n)]
+    table = np.column_stack([pred.t, pred.tau_pred, pred.tau_meas, pred.residual, pred.mark])
+    write_csv(args.out, columns, table, digits=17)
+    w = sys.stdout.write
+    counts = pred.counts()
+    w(f"{args.out}: {pred.t.size} samples; (sample, joint) rows: {counts['compared']} compared, {counts['slow']} "
+      f"slower than the data selection's minimum speed, {counts['not predicted']} not predicted (filter edges, "
+      "cut off)\n")
+    w("joint  NRMSE [%] (processed)  RRE [%] (measured)\n")
+    for j, name in enumerate(robot.joint_names):
+        m = pred.processed.per_joint[j]
+        w(f"{name:<6} {m.nrmse_percent:>21.3f}  {pred.rre_percent[j]:>18.3f}\n")
     return 0

@@ -54,7 +54,7 @@ def load_dataset(
     tau = np.asarray(processed.tau, dtype=float)
     notes = list(measurement.notes)
     if processed.thetadd is not None and robot.model.is_elastic:
-        tau = tau - _rotor_correction(robot, processed)
+        tau = tau - rotor_correction(robot, processed)
         notes.append("elastic joints: rotor inertia and drive friction taken at the motor side (nominal "
                      "Ia (thetadd - qdd) + fv (thetad - qd) + fc (sign thetad - sign qd) moved to the torque side)")
     n, dof, nb = W.shape
@@ -78,7 +78,7 @@ def load_dataset(
     )
 
 
-def _rotor_correction(robot: Robot, processed: ProcessedSignals) -> np.ndarray:
+def rotor_correction(robot: Robot, processed: ProcessedSignals) -> np.ndarray:
     """Ia_nom (thetadd - qdd) + fv_nom (thetad - qd) + fc_nom (sign thetad - sign qd) on elastic joints."""
     joints = robot.model.joints
     elastic = np.array([j.elasticity is not None for j in joints])

@@ -5,6 +5,9 @@ balancer report, and the processing settings a later file needs to be treated th
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import numpy as np
 
 from robid.errors import RobidInputError
@@ -47,6 +50,38 @@ def processing_options(settings: ProcessingSettings, file: str | None = None) ->
     if file in settings.per_file:
         return from_plain(ProcessingOptions, settings.per_file[file], f"RESULT.json processing.per_file.{file}")
     return from_plain(ProcessingOptions, settings.options, "RESULT.json processing.options")
+
+
+#: ProcessingOptions fields that describe one file's timing (its period, harmonics, window), not the method
+FILE_TIMING = ("period", "period_source", "harmonics", "excited_harmonics", "n_periods", "start", "end")
+
+
+def options_for_file(record, path: str) -> tuple[ProcessingOptions, str | None, list[str]]:
+    """(ProcessingOptions, mapping, notes) for processing ``path`` the way identification processed its files.
+
+    A file identification knew (one of its runs, or a file with options of its own) is matched by its path as
+    given to identification, else by the same resolved path, else by its file name when exactly one known file
+    has it; it gets the options identification used for it. Any other file gets the common options without the
+    timing fields (``FILE_TIMING``: a period or band found or given for other files says nothing about this
+    one), and a note says so."""
+    settings = record.processing
+    known = list(dict.fromkeys([*settings.per_file, *(r.file for r in record.runs)]))
+    resolved = Path(path).resolve()
+    for found, how in (
+        ([k for k in known if k == path], ""),
+        ([k for k in known if Path(k).resolve() == resolved], "the same file"),
+        ([k for k in known if Path(k).name == Path(path).name], "the same file name"),
+    ):
+        if len(found) == 1:
+            key = found[0]
+            notes = [f"processed with the options identification used for {key} ({how})"] if how else []
+            return processing_options(settings, key), settings.per_file_mapping.get(key, settings.mapping), notes
+    timing = {k: None for k in FILE_TIMING} | {"period_source": "user"}
+    notes = [
+        f"not a file of the identification ({', '.join(known)}): processed with its common options, without "
+        "their period, band and time window"
+    ]
+    return dataclasses.replace(processing_options(settings), **timing), settings.mapping, notes
 
 
 def screening_policy(settings: ProcessingSettings):

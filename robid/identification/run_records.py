@@ -173,44 +173,21 @@ def _spectrum(dataset: DataSet, pred: RunPrediction) -> ResidualSpectrum:
 
 
 def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) -> RunRecord:
-    """A validation run for a file given after identification (module docstring). ``mapping``/``policy``
-    override the stored mapping and screening. The file's own stored options are found by its path as given to
-    identification, else by the same resolved path, else by its file name when exactly one stored file has it;
-    otherwise the common options apply, and the run's notes say which."""
+    """A validation run for a file given after identification (module docstring), processed with the options
+    the record stores for it (robid.identification.recording.options_for_file); ``mapping``/``policy`` override
+    the stored mapping and screening. The run's notes say which options were used when they are not the file's
+    own."""
     from robid.identification.datasets import load_dataset
-    from robid.identification.recording import processing_options, screening_policy
+    from robid.identification.recording import options_for_file, screening_policy
 
-    key, note = _stored_key(record.processing, str(path))
-    settings = record.processing
-    options = processing_options(settings, key)
-    stored_mapping = settings.per_file_mapping.get(key, settings.mapping) if key else settings.mapping
+    options, stored_mapping, notes = options_for_file(record, str(path))
     dataset = load_dataset(
         robot,
         path,
         mapping=mapping if mapping is not None else stored_mapping,
         options=options,
-        policy=policy if policy is not None else screening_policy(settings),
+        policy=policy if policy is not None else screening_policy(record.processing),
     )
-    if note:
-        dataset = dataclasses.replace(dataset, notes=(*dataset.notes, note))
+    if notes:
+        dataset = dataclasses.replace(dataset, notes=(*dataset.notes, *notes))
     return run_record(robot, dataset, "validation", record.values, record.covariance_matrix)
-
-
-def _stored_key(settings, path: str) -> tuple[str | None, str]:
-    """(key of ``settings.per_file`` that means ``path``, or None; a note saying which options were used, empty
-    when they are those identification used for that path)."""
-    keys = list(settings.per_file)
-    if path in keys:
-        return path, ""
-    resolved = Path(path).resolve()
-    same = [k for k in keys if Path(k).resolve() == resolved]
-    named = [k for k in keys if Path(k).name == Path(path).name]
-    for found, how in ((same, "the same file"), (named, "the same file name")):
-        if len(found) == 1:
-            return found[0], f"processed with the options stored for {found[0]} ({how})"
-    if keys:
-        return None, (
-            f"no options stored for {path} (stored: {', '.join(keys)}): processed with the common options; give "
-            "the path as given to identification"
-        )
-    return None, ""

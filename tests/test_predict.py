@@ -1,0 +1,71 @@
+"""robid predict: the file processed as the record says, every sample predicted or marked with the reason, and
+NRMSE / RRE per joint that agree with PRED.csv recomputed by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_report_html import _measurement, _trajectory
+
+import robid
+from robid.cli import main
+from robid.identification import IdentificationOptions, run_identification
+from robid.identification.predict import MARK_NOT_PREDICTED, MARK_SLOW, MARK_USED, predict_file
+from robid.io.result_file import write_result
+from robid.signals import ProcessingOptions
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("predict")
+    robot = robid.load_robot("tx200_3axis")
+    _measurement(robot, _trajectory(robot, 1), folder / "id.csv", 11)
+    _measurement(robot, _trajectory(robot, 2), folder / "val.csv", 12)
+    options = IdentificationOptions(processing=ProcessingOptions(min_speed=0.05))
+    record = run_identification(robot, [folder / "id.csv"], options).record
+    write_result(folder / "RESULT.json", record)
+    return robot, record, folder
+
+
+def test_every_sample_is_predicted_or_marked_with_its_reason(case):
+    robot, record, folder = case
+    pred = predict_file(robot, record, folder / "val.csv")
+    raw = np.loadtxt(folder / "val.csv", delimiter=",", skiprows=1)
+    assert pred.t.shape == (raw.shape[0],) and pred.tau_meas.shape == (raw.shape[0], robot.dof)
+    np.testing.assert_array_equal(pred.tau_meas, raw[:, 1 + robot.dof :])
+    not_predicted = pred.mark == MARK_NOT_PREDICTED
+    assert np.all(np.isnan(pred.tau_pred[not_predicted])) and np.all(np.isfinite(pred.tau_pred[~not_predicted]))
+    # not predicted: only the filter edges at both ends of the record (the same samples for every joint)
+    rows = np.flatnonzero(not_predicted.any(axis=1))
+    assert np.all(not_predicted[rows]) and rows.size < 0.1 * raw.shape[0]
+    assert rows[0] == 0 and rows[-1] == raw.shape[0] - 1
+    assert np.all(np.diff(rows[rows < raw.shape[0] // 2]) == 1)
+    # slow: exactly the samples the stored data selection (|qd| < 0.05 rad/s) leaves out, rests at both ends
+    assert (pred.mark == MARK_SLOW).sum() > 0
+    assert "not a file of the identification" in " ".join(pred.method)
+    # the torques are the nominal model plus 1 % noise: the prediction is good to the noise
+    assert np.all(pred.rre_percent < 3.0) and np.all(pred.rre_percent > 0.1)
+
+
+def test_cli_writes_the_columns_and_prints_metrics_recomputable_from_them(case, tmp_path, capsys):
+    robot, _, folder = case
+    out = tmp_path / "PRED.csv"
+    command = ["predict", "tx200_3axis", str(folder / "RESULT.json"), str(folder / "val.csv"), "--out", str(out)]
+    assert main(command) == 0
+    printed = capsys.readouterr().out
+    header = out.read_text().splitlines()[0].split(",")
+    n = robot.dof
+    assert header == ["t"] + [f"{p}{j}" for p in ("tau_pred", "tau_meas", "residual", "mark") for j in range(1, n + 1)]
+    data = np.genfromtxt(out, delimiter=",", skip_header=1)
+    pred, meas, res, mark = (data[:, 1 + k * n : 1 + (k + 1) * n] for k in range(4))
+    np.testing.assert_allclose(res[mark != 2], (meas - pred)[mark != 2], rtol=1e-12, atol=1e-12)
+    used = mark == MARK_USED
+    rre = 100 * np.sqrt(np.sum(np.where(used, res, 0) ** 2, 0)) / np.sqrt(np.sum(np.where(used, meas, 0) ** 2, 0))
+    rows = {line.split()[0]: line.split() for line in printed.splitlines() if line.startswith("J")}
+    for j, name in enumerate(robot.joint_names):
+        assert float(rows[name][2]) == pytest.approx(rre[j], abs=6e-4)
+    # a given cut-off replaces the stored one, and says so
+    assert main([*command, "--cutoff", "3"]) == 0
+    given = predict_file(robot, case[1], folder / "val.csv", overrides={"cutoff_hz": 3.0})
+    assert "given for this prediction: cutoff_hz = 3.0" in given.method
+    assert "low-pass of order 4 at 3 Hz" in " ".join(given.method)
