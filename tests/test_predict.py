@@ -69,3 +69,15 @@ def test_cli_writes_the_columns_and_prints_metrics_recomputable_from_them(case, 
     given = predict_file(robot, case[1], folder / "val.csv", overrides={"cutoff_hz": 3.0})
     assert "given for this prediction: cutoff_hz = 3.0" in given.method
     assert "low-pass of order 4 at 3 Hz" in " ".join(given.method)
+
+
+def test_coulomb_column_is_the_expected_sign_given_the_velocity_noise():
+    """E[sign(qd) | v] for v = qd + n, n ~ N(0, s^2), with a flat prior on qd, checked by sampling."""
+    from robid.identification.coulomb import expected_sign
+
+    rng = np.random.default_rng(4)
+    s = 0.01
+    for v in (0.0, 0.004, -0.012, 0.03):
+        true = v - s * rng.standard_normal(400_000)  # posterior of qd given v (flat prior): N(v, s^2)
+        assert expected_sign(np.array([v]), s)[0] == pytest.approx(np.mean(np.sign(true)), abs=5e-3)
+    np.testing.assert_array_equal(expected_sign(np.array([-2.0, 0.0, 3.0]), 0.0), [-1.0, 0.0, 1.0])

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robid.errors import RobidInputError
 from robid.io.measurement_file import read_measurement
 from robid.io.screening import ScreeningPolicy
 from robid.robot import Robot
@@ -46,13 +47,15 @@ def load_dataset(
     mapping: str | Path | None = None,
     options: ProcessingOptions | None = None,
     policy: ScreeningPolicy | None = None,
+    coulomb: str = "noise",
 ) -> DataSet:
+    """The least-squares block of one measurement (module docstring). ``coulomb``: ``"noise"`` (the Coulomb
+    columns are the expected sign of the velocity given its noise, robid.identification.coulomb) or ``"sign"``."""
     measurement = read_measurement(path, robot.model, mapping=mapping, policy=policy)
     processed = process(measurement, options or ProcessingOptions())
-    base = robot.base_parameters()
-    W = base.regressor(processed.q, processed.qd, processed.qdd)
+    W, notes = regressor_of(robot, processed, coulomb)
     tau = np.asarray(processed.tau, dtype=float)
-    notes = list(measurement.notes)
+    notes = [*measurement.notes, *notes]
     if processed.thetadd is not None and robot.model.is_elastic:
         tau = tau - rotor_correction(robot, processed)
         notes.append("elastic joints: rotor inertia and drive friction taken at the motor side (nominal "
@@ -76,6 +79,21 @@ def load_dataset(
         rows_used=int(keep.sum()),
         notes=tuple(notes),
     )
+
+
+def regressor_of(robot: Robot, processed: ProcessedSignals, coulomb: str = "noise") -> tuple[np.ndarray, list[str]]:
+    """The base regressor at the processed states (N, dof, nb), not filtered, with the Coulomb treatment
+    ``coulomb`` (robid.identification.coulomb); (regressor, notes)."""
+    from robid.identification.coulomb import COULOMB_MODELS, smooth_coulomb_columns
+
+    if coulomb not in COULOMB_MODELS:
+        raise RobidInputError(f"coulomb: expected one of {', '.join(COULOMB_MODELS)}, got {coulomb!r}")
+    base = robot.base_parameters()
+    W = base.regressor(processed.q, processed.qd, processed.qdd)
+    if coulomb == "sign":
+        return W, []
+    W, note = smooth_coulomb_columns(W, base, robot.joint_names, processed.qd, processed.noise.qd_std_processed)
+    return W, [note] if note else []
 
 
 def rotor_correction(robot: Robot, processed: ProcessedSignals) -> np.ndarray:

@@ -47,6 +47,8 @@ class IdentificationOptions:
     mapping: str | Path | None = None
     policy: ScreeningPolicy = field(default_factory=ScreeningPolicy)
     thresholds: ClassificationThresholds = field(default_factory=ClassificationThresholds)
+    #: Coulomb columns: "noise" (expected sign given the velocity noise, robid.identification.coulomb) or "sign"
+    coulomb: str = "noise"
     #: consistent method: weight of the regulariser towards the nominal standard values (0 = none)
     regularization: float = 1e-6
     check_consistency: bool = True
@@ -152,7 +154,9 @@ def identify(
 
 
 def _load(robot: Robot, path, o: IdentificationOptions) -> DataSet:
-    return load_dataset(robot, path, mapping=o.mapping_for(path), options=o.processing_for(path), policy=o.policy)
+    return load_dataset(
+        robot, path, mapping=o.mapping_for(path), options=o.processing_for(path), policy=o.policy, coulomb=o.coulomb
+    )
 
 
 def _consistency_check(robot: Robot, est: EstimationResult, notes: list[str]) -> BaseConsistencyReport | None:

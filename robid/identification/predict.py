@@ -87,7 +87,7 @@ def predict_file(
 ) -> FilePrediction:
     """Predict the torques of the measurement ``path`` with the record's values (module docstring).
     ``overrides``: ProcessingOptions fields that replace the stored ones (e.g. ``{"cutoff_hz": 5.0}``)."""
-    from robid.identification.datasets import rotor_correction
+    from robid.identification.datasets import regressor_of, rotor_correction
     from robid.identification.recording import options_for_file, screening_policy
     from robid.io.measurement_file import read_measurement
     from robid.signals import process
@@ -107,7 +107,8 @@ def predict_file(
         policy=policy if policy is not None else screening_policy(record.processing),
     )
     processed = process(measurement, options)
-    grid = robot.base_parameters().regressor(processed.q, processed.qd, processed.qdd) @ record.values
+    W, notes = regressor_of(robot, processed, record.processing.coulomb)
+    grid = W @ record.values
     if processed.thetadd is not None and robot.model.is_elastic:
         grid = grid + rotor_correction(robot, processed)
     used = np.asarray(processed.keep, dtype=bool)
@@ -128,7 +129,7 @@ def predict_file(
         mark=mark,
         processed=metrics,
         rre_percent=rre,
-        method=(*lines, *processed.method.splitlines()),
+        method=(*lines, *processed.method.splitlines(), *notes),
     )
 
 

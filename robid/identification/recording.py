@@ -41,6 +41,7 @@ def processing_settings(o) -> ProcessingSettings:
         per_file_mapping={str(f): str(m) for f, m in o.file_mapping.items() if m},
         mapping=str(o.mapping) if o.mapping else None,
         screening=to_plain(o.policy),
+        coulomb=o.coulomb,
     )
 
 

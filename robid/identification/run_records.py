@@ -187,6 +187,7 @@ def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) 
         mapping=mapping if mapping is not None else stored_mapping,
         options=options,
         policy=policy if policy is not None else screening_policy(record.processing),
+        coulomb=record.processing.coulomb,
     )
     if notes:
         dataset = dataclasses.replace(dataset, notes=(*dataset.notes, *notes))

@@ -218,15 +218,17 @@ class BalancerCollinearity:
 @dataclass(frozen=True)
 class ProcessingSettings:
     """The signal-stage options identification used (``robid.signals.ProcessingOptions`` fields as JSON values),
-    per file where a file had its own (keyed by the path as given to identification), the mappings, and the row
-    screening (``robid.io.screening.ScreeningPolicy`` fields): what it takes to process another file the same
-    way (robid.identification.held_out_run)."""
+    per file where a file had its own (keyed by the path as given to identification), the mappings, the row
+    screening (``robid.io.screening.ScreeningPolicy`` fields) and the Coulomb columns (``"noise"``: expected sign
+    given the velocity noise, or ``"sign"``): what it takes to process another file the same way
+    (robid.identification.held_out_run, robid.identification.predict)."""
 
     options: dict[str, Any]
     per_file: dict[str, dict[str, Any]] = field(default_factory=dict)
     per_file_mapping: dict[str, str] = field(default_factory=dict)
     mapping: str | None = None
     screening: dict[str, Any] = field(default_factory=dict)
+    coulomb: str = "noise"
 
 
 # ---- the record ---------------------------------------------------------------------------------------------
