@@ -2,7 +2,8 @@
 
 ``read_measurement(path, robot)`` reads the canonical CSV of interfaces.md section 3;
 ``read_measurement(path, robot, mapping=...)`` reads any layout a mapping describes (docs/signals.md).
-``read_trajectory_timing`` reads the period and excited harmonics of a ``robid design`` trajectory.
+``read_trajectory_timing`` reads the period and excited harmonics of a ``robid design`` trajectory or of a
+published ``.mat`` design (robid.io.design_file).
 The user's files are only ever opened for reading.
 """
 
@@ -185,8 +186,14 @@ def _joint_side(
 
 def read_trajectory_timing(path: str | Path) -> tuple[float, tuple[int, ...] | None]:
     """Period (s) and excited harmonics of a trajectory file written by ``robid design`` (JSON with
-    ``period`` and ``harmonics``: a count H meaning 1..H, or a list)."""
+    ``period`` and ``harmonics``: a count H meaning 1..H, or a list), or of a published ``.mat`` design
+    (robid.io.design_file: its period and the harmonics that hold its motion)."""
     path = Path(path)
+    if path.suffix.lower() == ".mat":
+        from robid.io.design_file import read_published_design
+
+        traj = read_published_design(path).trajectory
+        return float(traj.period), traj.band()
     data = read_json(path, "trajectory")
     if not isinstance(data, dict):
         raise RobidInputError(f"{path}: expected a JSON object with period and harmonics")

@@ -18,6 +18,7 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.signals import periodic, selection
+from robid.signals.design_path import DesignSamples, process_design_period
 from robid.signals.nonperiodic_path import process_nonperiodic
 from robid.signals.path_result import MIN_SAMPLES, PathResult
 from robid.signals.periodic_path import process_periodic
@@ -47,6 +48,8 @@ class ProcessingOptions:
     period-scatter noise) or ``"positions"`` (exactly the position band). The regressor gets the same filter.
     ``drop_standstill``: mark standstill segments (every joint slower than ``standstill_speed`` for
     ``standstill_duration``) unused.
+    ``design``: the known rest-to-rest design the record executes once (design_path.py): with mode ``auto``
+    or ``rest-to-rest`` its executed period is found and cut, and processed at its harmonics.
     """
 
     mode: str = "auto"
@@ -69,6 +72,7 @@ class ProcessingOptions:
     drop_standstill: bool = False
     standstill_speed: float = selection.STANDSTILL_SPEED
     standstill_duration: float = 0.5
+    design: DesignSamples | None = None
 
 
 def process(measurement: Measurement, options: ProcessingOptions | None = None) -> ProcessedSignals:
@@ -190,12 +194,15 @@ def _check_options(o: ProcessingOptions, where: str) -> None:
 
 
 def _choose_and_run(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, lines: list[str]) -> PathResult:
-    """Run the path ``o.mode`` asks for, or choose it (``auto``): periodic with a given or detected period,
-    else rest-to-rest when the record starts and ends at rest, else non-periodic."""
+    """Run the path ``o.mode`` asks for, or choose it (``auto``): the executed period of a known design, else
+    periodic with a given or detected period, else rest-to-rest when the record starts and ends at rest, else
+    non-periodic."""
     q = sig["q"]
     span = float(t[-1] - t[0])
     if o.mode == "nonperiodic":
         return process_nonperiodic(t, sig, o, where)
+    if o.design is not None and o.mode in ("auto", "rest-to-rest"):
+        return process_design_period(t, sig, o, where, lines)
     if o.mode == "rest-to-rest":
         window = selection.rest_to_rest_window(t, q)
         if window is None:
