@@ -29,7 +29,7 @@ from robid.excitation.constraints import JointLimitSet
 from robid.excitation.fourier_polynomial import FourierPolynomialTrajectory
 from robid.excitation.trajectory_file import TrajectoryFile, load_trajectory
 from robid.io.tables import load_mat
-from robid.signals.design_path import DesignSamples, design_samples
+from robid.signals.design_alignment import DesignSamples, design_samples
 
 #: Samples of a design per period handed to the signal stage: at least this many, and 16 per harmonic kept.
 DESIGN_SAMPLES = 256

@@ -84,7 +84,19 @@ def read_measurement(
         dropped=result.dropped,
         notes=tuple(notes),
         uniform_time=uniform,
+        design=_mapped_design(loaded, notes),
     )
+
+
+def _mapped_design(mapping: ChannelMapping, notes: list[str]):
+    """The sampled design a mapping names (``design:``), for the design path of the signal stage."""
+    if mapping.design is None:
+        return None
+    from robid.io.design_file import design_processing
+
+    design = design_processing(mapping.design)[2]
+    notes.append(f"{mapping.source}: the record executes the design {mapping.design}")
+    return design
 
 
 def _joint_count(robot: RobotModel | None, dof: int | None, mapping: ChannelMapping | None, path: Path) -> int:

@@ -31,6 +31,35 @@ from robid.errors import RobidInputError
 
 
 @dataclass(frozen=True)
+class DesignSamples:
+    """A known design as the signal stage needs it (plain values, stored with the processing options).
+
+    ``q``: positions (K, dof) at tau_k = k T / (K - 1), k = 0..K-1 (one period, both ends included);
+    ``harmonics``: the design's band (harmonics of 1/T it holds its motion at); ``source``: where it came
+    from (a file name), for the account.
+    """
+
+    source: str
+    period: float
+    harmonics: tuple[int, ...]
+    q: tuple[tuple[float, ...], ...]
+
+    def times(self) -> np.ndarray:
+        return np.linspace(0.0, self.period, len(self.q))
+
+    def positions(self) -> np.ndarray:
+        return np.asarray(self.q, dtype=float)
+
+
+def design_samples(source: str, period: float, harmonics: tuple[int, ...], q: np.ndarray) -> DesignSamples:
+    """The record of a design sampled at K = q.shape[0] equally spaced times over [0, period]."""
+    q = np.asarray(q, dtype=float)
+    if q.ndim != 2 or q.shape[0] < 4 or not np.all(np.isfinite(q)):
+        raise ValueError("q: at least 4 finite samples (K, dof) over one period")
+    return DesignSamples(source, float(period), tuple(int(h) for h in harmonics), tuple(map(tuple, q.tolist())))
+
+
+@dataclass(frozen=True)
 class DesignAlignment:
     """The executed period of a design found in a record.
 

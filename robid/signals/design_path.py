@@ -17,14 +17,13 @@ the fit per joint rather than cut at the wrong place: the normalised mismatch of
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.interpolate import CubicSpline
 
 from robid.errors import RobidInputError
-from robid.signals.design_alignment import DesignAlignment, align_design
+from robid.signals.design_alignment import DesignAlignment, DesignSamples, align_design
 from robid.signals.path_result import PathResult, format_ranges, format_values
 from robid.signals.single_period import process_single_period
 
@@ -34,35 +33,6 @@ if TYPE_CHECKING:
 #: Largest normalised mismatch J(t0) / sum |q_d - mean q_d|^2 accepted: well-followed UR10e runs give
 #: 2e-4..8e-3, runs executed with other timing or another design 0.05 and more.
 MAX_MISMATCH = 0.02
-
-
-@dataclass(frozen=True)
-class DesignSamples:
-    """A known design as the signal stage needs it (plain values, stored with the processing options).
-
-    ``q``: positions (K, dof) at tau_k = k T / (K - 1), k = 0..K-1 (one period, both ends included);
-    ``harmonics``: the design's band (harmonics of 1/T it holds its motion at); ``source``: where it came
-    from (a file name), for the account.
-    """
-
-    source: str
-    period: float
-    harmonics: tuple[int, ...]
-    q: tuple[tuple[float, ...], ...]
-
-    def times(self) -> np.ndarray:
-        return np.linspace(0.0, self.period, len(self.q))
-
-    def positions(self) -> np.ndarray:
-        return np.asarray(self.q, dtype=float)
-
-
-def design_samples(source: str, period: float, harmonics: tuple[int, ...], q: np.ndarray) -> DesignSamples:
-    """The record of a design sampled at K = q.shape[0] equally spaced times over [0, period]."""
-    q = np.asarray(q, dtype=float)
-    if q.ndim != 2 or q.shape[0] < 4 or not np.all(np.isfinite(q)):
-        raise ValueError("q: at least 4 finite samples (K, dof) over one period")
-    return DesignSamples(source, float(period), tuple(int(h) for h in harmonics), tuple(map(tuple, q.tolist())))
 
 
 def process_design_period(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, lines: list[str]

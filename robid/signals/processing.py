@@ -12,13 +12,14 @@ non-periodic path (docs/signals.md section 5).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from robid.errors import RobidInputError
 from robid.signals import periodic, selection
-from robid.signals.design_path import DesignSamples, process_design_period
+from robid.signals.design_alignment import DesignSamples
+from robid.signals.design_path import process_design_period
 from robid.signals.nonperiodic_path import process_nonperiodic
 from robid.signals.path_result import MIN_SAMPLES, PathResult
 from robid.signals.periodic_path import process_periodic
@@ -78,7 +79,7 @@ class ProcessingOptions:
 def process(measurement: Measurement, options: ProcessingOptions | None = None) -> ProcessedSignals:
     """Resample, cut, average, filter and differentiate a measurement; estimate its noise and select the rows
     identification uses (docs/signals.md sections 4-9)."""
-    opts = options or ProcessingOptions()
+    opts = _with_measurement_design(options or ProcessingOptions(), measurement)
     where = measurement.source
     _check_options(opts, where)
     lines = [f"source: {where} ({measurement.n_samples} samples, {measurement.dof} joints)"]
@@ -128,6 +129,14 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         standstill=standstill,
         notes=measurement.notes,
     )
+
+
+def _with_measurement_design(o: ProcessingOptions, m: Measurement) -> ProcessingOptions:
+    """The options with the design the measurement names (its mapping), unless they give a design or a period."""
+    if m.design is None or o.design is not None or o.period is not None:
+        return o
+    d = m.design
+    return replace(o, design=d, period=d.period, period_source="design", excited_harmonics=d.harmonics)
 
 
 def _time_window(m: Measurement, o: ProcessingOptions, lines: list[str]) -> tuple[np.ndarray, dict]:
