@@ -109,3 +109,11 @@ def test_a_measurement_that_names_its_design_is_cut_there():
     assert p.period_source == "design" and p.segment[0] == pytest.approx(t[0] + 3.5, abs=1e-6)
     # an explicit period wins over the measurement's design
     assert process(m, ProcessingOptions(period=PERIOD, mode="periodic")).period_source == "user"
+
+
+def test_a_malformed_stored_design_is_refused_naming_it():
+    t, q, tau = record(3.0)
+    bad = from_plain(ProcessingOptions, {"design": {"source": "d.mat", "period": PERIOD, "harmonics": [1],
+                                                    "q": [[0.0, 0.0]] * 5}}, "RESULT.json")
+    with pytest.raises(RobidInputError, match=r"synthetic: design d.mat: expected at least 4 samples of 3 finite"):
+        process(Measurement(source="synthetic", t=t, q=q, tau=tau), bad)

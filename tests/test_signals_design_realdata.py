@@ -104,3 +104,21 @@ def test_a_run_executed_with_other_timing_is_refused_with_the_fit(shared):
     with pytest.raises(RobidInputError, match=r"20sec_8harm.csv: the record does not follow the design "
                                               r"ptrnSrch_N8T20QR.mat: .* rms per joint \(mismatch 0\.0"):
         process(m, ProcessingOptions(design=samples))
+
+
+def test_a_campaign_measurement_names_a_published_design(shared, tmp_path):
+    from robid.campaign.runner import run_campaign
+    from robid.campaign.schema import read_campaign
+
+    csv, mat = _paths(shared, "ur-20_02_10-30sec_12harm", "ptrnSrch_N12T30QR")
+    spec = tmp_path / "c.yaml"
+    spec.write_text(
+        "robid_campaign: 1\nname: ur-design\nrobot: ur10e\n"
+        f"trajectories:\n  n12t30: {{file: {mat}}}\n"
+        f"measurements:\n  run30: {{file: {csv}, mapping: {MAPPING}, trajectory: n12t30}}\n"
+        "identification: {measurements: [run30], method: wls}\nreport: false\n"
+    )
+    run = run_campaign(read_campaign(spec), tmp_path / "out", log=lambda *_: None)
+    (processed,) = run.record.data
+    assert processed.period_source == "design" and processed.harmonics == tuple(range(1, 13))
+    assert processed.segment_s[0] - read_measurement(csv, mapping=MAPPING, dof=6).t[0] == pytest.approx(6.832, abs=0.01)

@@ -39,7 +39,7 @@ def process_design_period(t: np.ndarray, sig: dict, o: ProcessingOptions, where:
                           ) -> PathResult:
     """Find, cut and process the executed period of ``o.design`` in the uniform-grid record (``t``, ``sig``)."""
     design = o.design
-    assert design is not None
+    _check_design(design, sig["q"].shape[1], where)
     found = align_design(t, sig["q"], design.times(), design.positions(), where)
     _check_fit(found, design, where)
     h = float(t[1] - t[0])
@@ -66,6 +66,15 @@ def process_design_period(t: np.ndarray, sig: dict, o: ProcessingOptions, where:
         f"(rms per joint) {format_values(tuple(out_of_band))}"
     )
     return dataclasses.replace(result, mode="rest-to-rest", period_source="design")
+
+
+def _check_design(design: DesignSamples, dof: int, where: str) -> None:
+    """A design read back from a file (RESULT.json options) is checked like user input."""
+    q = np.asarray(design.q, dtype=float) if design.q and len({len(r) for r in design.q}) == 1 else None
+    if q is None or q.shape != (len(design.q), dof) or q.shape[0] < 4 or not np.all(np.isfinite(q)):
+        raise RobidInputError(f"{where}: design {design.source}: expected at least 4 samples of {dof} finite positions")
+    if not (np.isfinite(design.period) and design.period > 0) or not design.harmonics or min(design.harmonics) < 1:
+        raise RobidInputError(f"{where}: design {design.source}: period and harmonics must be positive")
 
 
 def _check_fit(found: DesignAlignment, design: DesignSamples, where: str) -> None:
