@@ -262,17 +262,18 @@ def _base_processing(spec: CampaignSpec):
 
 
 def _processing_for(spec: CampaignSpec, traj_paths, name: str):
-    """A measurement's options: the campaign's, with its trajectory's period and excited harmonics."""
+    """A measurement's options: the campaign's, with its trajectory's period and excited harmonics (and, for a
+    published design run once, the design whose executed period processing cuts)."""
     import dataclasses
 
-    from robid.io.measurement_file import read_trajectory_timing
+    from robid.io.design_file import design_processing
 
     traj = _traj_of(spec, name)
     if traj is None:
         return _base_processing(spec)
-    period, excited = read_trajectory_timing(traj_paths[traj])
+    period, excited, design = design_processing(traj_paths[traj])
     return dataclasses.replace(_base_processing(spec), period=period, period_source="trajectory",
-                               excited_harmonics=excited)
+                               excited_harmonics=excited, design=design)
 
 
 def truth_base_values(robot, truth_files: list[Path]):

@@ -7,7 +7,7 @@ robot: kr_heavy                     # robot file (relative to the campaign file)
 terms: [rigid, rotor, viscous, coulomb, offset, compensator]   # optional (default: all that apply)
 trajectories:                       # excitation designs (SPEC keys of docs/excitation.md), or existing files
   ident: {spec: {harmonics: 5, period: 10, seed: 1, starts: 2}}
-  valid: {file: valid.json}
+  valid: {file: valid.json}         # a robid TRAJ.json, or a published design run once (.mat, docs/validation.md)
 export:                             # controller programs, checked by parse-back
   - {trajectory: ident, format: krl, periods: 4}
 measurements:                       # the virtual robot or real files
@@ -40,7 +40,7 @@ _METHODS = ("ols", "wls", "irls", "consistent")
 class TrajectorySource:
     name: str
     spec: dict | None = None  # design spec (inline)
-    file: Path | None = None  # an existing TRAJ.json
+    file: Path | None = None  # an existing TRAJ.json or published .mat design
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
         raise RobidInputError(f"{w}: processing: expected a mapping of signal-stage options")
     from robid.signals import ProcessingOptions
 
-    allowed = set(ProcessingOptions.__dataclass_fields__) - {"period", "period_source", "excited_harmonics"}
+    allowed = set(ProcessingOptions.__dataclass_fields__) - {"period", "period_source", "excited_harmonics", "design"}
     _keys(processing, allowed, f"{w}: processing")
     report = data.get("report", {})
     if report is False or report is None:

@@ -42,7 +42,12 @@ def add_processing_arguments(p) -> None:
     )
     src = g.add_mutually_exclusive_group()
     src.add_argument("--period", type=float, metavar="T", help="excitation period in s (default: detected)")
-    src.add_argument("--trajectory", metavar="TRAJ.json", help="take period and harmonics from a trajectory")
+    src.add_argument(
+        "--trajectory",
+        metavar="TRAJ",
+        help="the design the record executes: period and harmonics of a TRAJ.json; a published .mat design "
+        "(Fourier + polynomial, run once) is also located in the record and cut there",
+    )
     g.add_argument("--periods", type=int, metavar="K", help="number of periods to use (default: all)")
     band = g.add_mutually_exclusive_group()
     band.add_argument("--harmonics", metavar="LIST", help="harmonics to keep, e.g. 1-10 or 1,2,3,5")
@@ -147,12 +152,12 @@ def screening_policy(args: argparse.Namespace):
 
 
 def processing_options(args: argparse.Namespace):
-    from robid.io.measurement_file import read_trajectory_timing
+    from robid.io.design_file import design_processing
     from robid.signals import ProcessingOptions
 
-    period, source, excited = args.period, "user", None
+    period, source, excited, design = args.period, "user", None, None
     if args.trajectory:
-        period, excited = read_trajectory_timing(args.trajectory)
+        period, excited, design = design_processing(args.trajectory)
         source = "trajectory"
     options = ProcessingOptions(
         mode=args.mode,
@@ -174,5 +179,6 @@ def processing_options(args: argparse.Namespace):
         torque_band=args.torque_band,
         drop_standstill=args.drop_standstill,
         standstill_speed=args.standstill_speed,
+        design=design,
     )
     return options

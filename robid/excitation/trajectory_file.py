@@ -31,6 +31,7 @@ from robid.errors import RobidInputError
 from robid.excitation.cartesian import CartesianLimit
 from robid.excitation.constraints import JointLimitSet
 from robid.excitation.fourier import FourierTrajectory
+from robid.excitation.fourier_polynomial import FourierPolynomialTrajectory
 from robid.io.files import read_json, write_json
 
 FORMULA = "q_j(t) = center_j + sum_l a_jl/(l w) sin(l w t) - b_jl/(l w) cos(l w t), w = 2 pi / period"
@@ -38,7 +39,11 @@ FORMULA = "q_j(t) = center_j + sum_l a_jl/(l w) sin(l w t) - b_jl/(l w) cos(l w 
 
 @dataclass(frozen=True, eq=False)
 class TrajectoryFile:
-    trajectory: FourierTrajectory
+    """A design with its limits. ``trajectory``: robid's periodic Fourier series (TRAJ.json), or a Fourier
+    series plus polynomial executed once (a published design read by robid.io.design_file; not written
+    here)."""
+
+    trajectory: FourierTrajectory | FourierPolynomialTrajectory
     limits: JointLimitSet
     margin: float = 0.0
     cartesian: tuple[dict, ...] = ()

@@ -59,7 +59,7 @@ _READ_KEYS = {"format", "delimiter", "header", "skip_rows", "comment", "values_p
 _PART_KEYS = {"file", "variable", "columns", "column", "unit", "scale"} | _READ_KEYS
 _GROUP_KEYS = {"parts", "side", "offset", "gains", "torque_constants"}
 _TOP_KEYS = (
-    {"robid_mapping", "description", "dof", "time", "transmission", "allow_constant", "allow_saturated"}
+    {"robid_mapping", "description", "dof", "time", "transmission", "allow_constant", "allow_saturated", "design"}
     | set(GROUP_PREFIX)
     | _READ_KEYS
 )
@@ -129,6 +129,7 @@ class ChannelMapping:
     dof: int | None = None
     read: ReadOptions = ReadOptions()
     description: str = ""
+    design: str | None = None  # a published design the record executes once (.mat), relative paths resolved
 
 
 def read_mapping(path: str | Path) -> ChannelMapping:
@@ -188,7 +189,24 @@ def mapping_from_dict(data: Any, where: str) -> ChannelMapping:
         dof=dof,
         read=top_read,
         description=str(data.get("description", "")),
+        design=_design_file(data.get("design"), where),
     )
+
+
+def _design_file(value: Any, where: str) -> str | None:
+    """``design:``: the published design (.mat, robid.io.design_file) the record executes once, relative to the
+    mapping file's folder; refused unless it exists."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.lower().endswith(".mat"):
+        raise RobidInputError(
+            f"{where}: design: expected a published design file (.mat) run once between rests, got {value!r} "
+            "(a robid TRAJ.json goes with --trajectory)"
+        )
+    path = Path(value) if Path(value).is_absolute() else Path(where).parent / value
+    if not path.is_file():
+        raise RobidInputError(f"{where}: design: {path} does not exist")
+    return str(path)
 
 
 _CANONICAL = re.compile(r"^(t|q|qd|qdd|tau|i|theta)(\d+)?$")

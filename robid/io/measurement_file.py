@@ -2,7 +2,8 @@
 
 ``read_measurement(path, robot)`` reads the canonical CSV of interfaces.md section 3;
 ``read_measurement(path, robot, mapping=...)`` reads any layout a mapping describes (docs/signals.md).
-``read_trajectory_timing`` reads the period and excited harmonics of a ``robid design`` trajectory.
+``read_trajectory_timing`` reads the period and excited harmonics of a ``robid design`` trajectory or of a
+published ``.mat`` design (robid.io.design_file).
 The user's files are only ever opened for reading.
 """
 
@@ -83,7 +84,19 @@ def read_measurement(
         dropped=result.dropped,
         notes=tuple(notes),
         uniform_time=uniform,
+        design=_mapped_design(loaded, notes),
     )
+
+
+def _mapped_design(mapping: ChannelMapping, notes: list[str]):
+    """The sampled design a mapping names (``design:``), for the design path of the signal stage."""
+    if mapping.design is None:
+        return None
+    from robid.io.design_file import design_processing
+
+    design = design_processing(mapping.design)[2]
+    notes.append(f"{mapping.source}: the record executes the design {mapping.design}")
+    return design
 
 
 def _joint_count(robot: RobotModel | None, dof: int | None, mapping: ChannelMapping | None, path: Path) -> int:
@@ -185,8 +198,14 @@ def _joint_side(
 
 def read_trajectory_timing(path: str | Path) -> tuple[float, tuple[int, ...] | None]:
     """Period (s) and excited harmonics of a trajectory file written by ``robid design`` (JSON with
-    ``period`` and ``harmonics``: a count H meaning 1..H, or a list)."""
+    ``period`` and ``harmonics``: a count H meaning 1..H, or a list), or of a published ``.mat`` design
+    (robid.io.design_file: its period and the harmonics that hold its motion)."""
     path = Path(path)
+    if path.suffix.lower() == ".mat":
+        from robid.io.design_file import read_published_design
+
+        traj = read_published_design(path).trajectory
+        return float(traj.period), traj.band()
     data = read_json(path, "trajectory")
     if not isinstance(data, dict):
         raise RobidInputError(f"{path}: expected a JSON object with period and harmonics")

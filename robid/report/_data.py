@@ -78,14 +78,16 @@ class ReportData:
 
 
 def load_trajectory_arg(trajectory):
-    """(TrajectoryFile | None, source label) from a path, a TrajectoryFile or None."""
+    """(TrajectoryFile | None, source label) from a path (TRAJ.json or a published .mat design), a TrajectoryFile
+    or None."""
     if trajectory is None:
         return None, None
-    from robid.excitation.trajectory_file import TrajectoryFile, load_trajectory
+    from robid.excitation.trajectory_file import TrajectoryFile
+    from robid.io.design_file import read_design
 
     if isinstance(trajectory, TrajectoryFile):
         return trajectory, "trajectory (in memory)"
-    return load_trajectory(trajectory), str(trajectory)
+    return read_design(trajectory), str(trajectory)
 
 
 def resolve_robot(robot, record: IdentificationRecord, result_path: Path | None = None) -> Robot:

@@ -12,12 +12,14 @@ non-periodic path (docs/signals.md section 5).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from robid.errors import RobidInputError
 from robid.signals import periodic, selection
+from robid.signals.design_alignment import DesignSamples
+from robid.signals.design_path import process_design_period
 from robid.signals.nonperiodic_path import process_nonperiodic
 from robid.signals.path_result import MIN_SAMPLES, PathResult
 from robid.signals.periodic_path import process_periodic
@@ -47,6 +49,8 @@ class ProcessingOptions:
     period-scatter noise) or ``"positions"`` (exactly the position band). The regressor gets the same filter.
     ``drop_standstill``: mark standstill segments (every joint slower than ``standstill_speed`` for
     ``standstill_duration``) unused.
+    ``design``: the known rest-to-rest design the record executes once (design_path.py): with mode ``auto``
+    or ``rest-to-rest`` its executed period is found and cut, and processed at its harmonics.
     """
 
     mode: str = "auto"
@@ -69,12 +73,13 @@ class ProcessingOptions:
     drop_standstill: bool = False
     standstill_speed: float = selection.STANDSTILL_SPEED
     standstill_duration: float = 0.5
+    design: DesignSamples | None = None
 
 
 def process(measurement: Measurement, options: ProcessingOptions | None = None) -> ProcessedSignals:
     """Resample, cut, average, filter and differentiate a measurement; estimate its noise and select the rows
     identification uses (docs/signals.md sections 4-9)."""
-    opts = options or ProcessingOptions()
+    opts = _with_measurement_design(options or ProcessingOptions(), measurement)
     where = measurement.source
     _check_options(opts, where)
     lines = [f"source: {where} ({measurement.n_samples} samples, {measurement.dof} joints)"]
@@ -124,6 +129,14 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         standstill=standstill,
         notes=measurement.notes,
     )
+
+
+def _with_measurement_design(o: ProcessingOptions, m: Measurement) -> ProcessingOptions:
+    """The options with the design the measurement names (its mapping), unless they give a design or a period."""
+    if m.design is None or o.design is not None or o.period is not None:
+        return o
+    d = m.design
+    return replace(o, design=d, period=d.period, period_source="design", excited_harmonics=d.harmonics)
 
 
 def _time_window(m: Measurement, o: ProcessingOptions, lines: list[str]) -> tuple[np.ndarray, dict]:
@@ -190,12 +203,15 @@ def _check_options(o: ProcessingOptions, where: str) -> None:
 
 
 def _choose_and_run(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, lines: list[str]) -> PathResult:
-    """Run the path ``o.mode`` asks for, or choose it (``auto``): periodic with a given or detected period,
-    else rest-to-rest when the record starts and ends at rest, else non-periodic."""
+    """Run the path ``o.mode`` asks for, or choose it (``auto``): the executed period of a known design, else
+    periodic with a given or detected period, else rest-to-rest when the record starts and ends at rest, else
+    non-periodic."""
     q = sig["q"]
     span = float(t[-1] - t[0])
     if o.mode == "nonperiodic":
         return process_nonperiodic(t, sig, o, where)
+    if o.design is not None and o.mode in ("auto", "rest-to-rest"):
+        return process_design_period(t, sig, o, where, lines)
     if o.mode == "rest-to-rest":
         window = selection.rest_to_rest_window(t, q)
         if window is None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from robid.signals.design_alignment import DesignSamples
+
 
 def _frozen(array: np.ndarray | None) -> np.ndarray | None:
     if array is None:
@@ -88,6 +90,8 @@ class Measurement(_Samples):
     and accelerations when the file has them; ``theta`` motor positions divided by the transmission (joint
     units) when the file has them. ``uniform_time`` is True when the time axis was built from a sampling rate.
     ``notes`` lists every non-fatal decision taken while reading (ignored columns, conversions, allowances).
+    ``design``: the design the record executes once, when its mapping names one (processing cuts its period
+    unless the options give a design or a period).
     """
 
     source: str
@@ -100,6 +104,7 @@ class Measurement(_Samples):
     dropped: DropRecord = field(default_factory=DropRecord)
     notes: tuple[str, ...] = ()
     uniform_time: bool = False
+    design: DesignSamples | None = None
 
     def __post_init__(self) -> None:
         for name in ("t", "q", "tau", "qd", "qdd", "theta"):
