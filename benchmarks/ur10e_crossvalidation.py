@@ -242,9 +242,10 @@ def _predict(robot, record, path: Path, policy: ScreeningPolicy) -> tuple[np.nda
     from robid.identification.predict import predict_file
 
     try:
-        return predict_file(robot, record, path, mapping=MAPPING, policy=policy).tau, "prediction"
+        return predict_file(robot, record, path, mapping=MAPPING, policy=policy).tau_pred, "prediction"
     except RobidInputError:
-        tau = predict_file(robot, record, path, mapping=MAPPING, policy=policy, cutoff_hz=FALLBACK_CUTOFF).tau
+        given = {"cutoff_hz": FALLBACK_CUTOFF}
+        tau = predict_file(robot, record, path, mapping=MAPPING, policy=policy, overrides=given).tau_pred
         return tau, f"prediction at {FALLBACK_CUTOFF:g} Hz (default cut-off refused: record too short)"
 
 
