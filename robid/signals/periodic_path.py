@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.signals import bands, noise, periodic, periodic_samples, selection, whole_periods
+from robid.signals import bands, noise, periodic, periodic_samples, whole_periods
 from robid.signals.path_result import PathResult, format_ranges, format_values, kept_harmonics
 from robid.signals.single_period import process_single_period
 
@@ -63,7 +63,7 @@ def process_periodic(
     present = {name: v for name, v in sig.items() if v is not None}
     cut = periodic.cut_periods(t, present, place.start, period, k)
     lines.append(_periods_line(period, source, cut, place))
-    lines.extend(left_out_lines(t, sig["q"], place, cut.period))
+    lines.extend(whole_periods.left_out_account(t, sig["q"], place, cut.period))
     avg = _average(cut, k, o.reject_periods)
     rejected = tuple(int(i) + 1 for i in range(k) if i not in avg.keep)
     if rejected:
@@ -132,35 +132,6 @@ def _periods_line(
         f"periodic: T = {cut.period:.9g} s ({source}), {k} whole periods from {place.start:g} s to "
         f"{place.start + k * cut.period:g} s, M = {mm} samples per period{how}"
     )
-
-
-def left_out_lines(t: np.ndarray, q: np.ndarray, place: whole_periods.PeriodPlacement, period: float) -> list[str]:
-    """What lies before and after the K periods, with its time span: rest or motion that does not repeat with
-    the period (an approach move, a lead-in or lead-out, a trailing rest), and motion that repeats but is
-    shorter than a whole period."""
-    h = float(t[1] - t[0])
-    first = place.first
-    end = min(first + int(round(place.n_periods * period / h)), t.size)  # one past the last sample used
-    a, b = place.part
-    # sample ranges [lo, hi): (side, whole span, the part that does not repeat, the part that repeats)
-    sides = (
-        ("before", (0, first), (0, a), (a, first)),
-        ("after", (end, t.size), (max(end, b + 1), t.size), (end, b + 1)),
-    )
-    speed = selection.smoothed_speed(t, q).max(axis=1)
-    out = []
-    for side, (lo, hi), (n0, n1), (r0, r1) in sides:
-        if hi <= lo:
-            continue
-        words = []
-        if n1 > n0:
-            still = bool(np.all(speed[n0:n1] < selection.STANDSTILL_SPEED))
-            kind = "rest" if still else ("approach move or lead-in" if side == "before" else "lead-out")
-            words.append(f"{kind} {t[n0]:g}-{t[n1 - 1]:g} s (does not repeat with the period)")
-        if r1 > r0:
-            words.append(f"{(r1 - r0) * h:.3g} s that repeats but is less than a whole period")
-        out.append(f"left out {side} the periods: {t[lo]:g}-{t[hi - 1]:g} s ({hi - lo} samples): " + "; ".join(words))
-    return out
 
 
 def _average(cut: periodic.PeriodCut, k: int, reject: bool) -> _Averaged:

@@ -17,6 +17,9 @@ Repeat mismatch of sample n (positions x centred, spline-interpolated at t_n + T
    exactly three 10-s periods) loses nothing.
 5. Start: the sample in the slack [a, a + L - K T] that minimises e summed over the block's first K - 1 periods
    (the block that repeats best), so a block of K periods is not pushed into an approach move.
+What is left out before and after the periods is accounted for with its time spans (:func:`left_out_account`):
+rest (every joint slower than 0.01 rad/s for at least 0.25 s) and motion -- an approach move or lead-in before,
+a lead-out after, or repeating motion shorter than a whole period.
 """
 
 from __future__ import annotations
@@ -26,10 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.interpolate import CubicSpline
 
+from robid.signals import selection
+
 #: The part repeats where the mismatch, averaged over T/20, stays below this fraction of the variance.
 COARSE_LEVEL = 0.02
 #: Its edges are then widened over samples where the mismatch averaged over this many samples stays below it.
 EDGE_SAMPLES = 5
+#: Shortest standstill reported as rest in the account of what is left out (s).
+REST_DURATION = 0.25
 
 
 @dataclass(frozen=True)
@@ -133,3 +140,48 @@ def place_periods(
     return PeriodPlacement(
         start=float(t[first]), first=first, n_periods=k, fit=fit, part=(a, last), period=float(period)
     )
+
+
+def left_out_account(t: np.ndarray, q: np.ndarray, place: PeriodPlacement, period: float) -> list[str]:
+    """One line per side (before, after the K periods of ``place``) with something left out: its time span and
+    samples, split into rest and motion; motion is an approach move or lead-in (before) or a lead-out (after)
+    when it does not repeat with the period, else repeating motion shorter than a whole period."""
+    h = float(t[1] - t[0])
+    end = min(place.first + int(round(place.n_periods * period / h)), t.size)  # one past the last sample used
+    spans = (("before", 0, place.first), ("after", end, t.size))
+    if all(hi <= lo for _, lo, hi in spans):
+        return []
+    speed = selection.smoothed_speed(t, q).max(axis=1)
+    a, b = place.part
+    out = []
+    for side, lo, hi in spans:
+        if hi <= lo:
+            continue
+        words = []
+        for i0, i1, still in _rest_and_motion(speed[lo:hi], int(round(REST_DURATION / h))):
+            i0, i1 = lo + i0, lo + i1
+            if still:
+                kind = "rest"
+            elif a <= i0 and i1 <= b + 1:
+                kind = "repeating motion shorter than a whole period"
+            else:
+                kind = "approach move or lead-in" if side == "before" else "lead-out"
+            words.append(f"{kind} {t[i0]:g}-{t[i1 - 1]:g} s")
+        out.append(f"left out {side} the periods: {t[lo]:g}-{t[hi - 1]:g} s ({hi - lo} samples): " + ", ".join(words))
+    return out
+
+
+def _rest_and_motion(speed: np.ndarray, min_rest: int) -> list[tuple[int, int, bool]]:
+    """[i0, i1) runs of rest (every joint slower than the standstill speed for at least ``min_rest`` samples)
+    and of motion (the rest) covering ``speed``."""
+    still = speed < selection.STANDSTILL_SPEED
+    edges = np.flatnonzero(np.diff(still.astype(np.int8))) + 1
+    bounds = np.concatenate([[0], edges, [speed.size]])
+    runs: list[tuple[int, int, bool]] = []
+    for i0, i1 in zip(bounds[:-1], bounds[1:], strict=True):
+        rest = bool(still[i0]) and i1 - i0 >= min(min_rest, speed.size)
+        if runs and runs[-1][2] == rest:
+            runs[-1] = (runs[-1][0], int(i1), rest)
+        else:
+            runs.append((int(i0), int(i1), rest))
+    return runs
