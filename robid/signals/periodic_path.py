@@ -75,7 +75,7 @@ def process_periodic(
     band = _bands(avg, cut.period, o, lines)
     segment = (place.start, place.start + k * cut.period)
     if not o.average_periods:
-        return periodic_samples.process_samples(cut, band, avg, o, segment, source, lines)
+        return periodic_samples.process_samples(cut, band, o, segment, source, lines)
     derivs, tau_f, theta_f, est, apply_filter = _spectral(avg, cut.period, band, o, lines)
     return PathResult(
         t=cut.t,

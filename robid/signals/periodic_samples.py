@@ -15,15 +15,18 @@ the block is continuous across its inner boundaries and only its own two ends me
 
 Noise: with exactly periodic data, keeping only the bins b = K h would return the averaged period repeated K
 times; keeping the K bins around each harmonic keeps each period's own deviations at the price of K times
-the noise variance of the average. With s_h^2 = K_avg var(X_bar[h]), the variance of one period's coefficient
-from the scatter between periods (section 8), a block bin carries s_{h(b)}^2 / K and
-var(x^(n)) = sum_{b kept} w_b (2 pi b / (K T))^(2n) s_{h(b)}^2 / K (Parseval, w_b = 1 at DC, else 2).
+the noise variance of the average. The scatter between periods cannot tell noise from such deviations, so the
+noise is read from the block's quiet bins -- between harmonics (b not a multiple of K: a periodic signal has
+nothing there) and outside the position band (what changes from period to period stays near the kept
+harmonics): var(X_K[b]) by a running median over 33 quiet bins (chi-square median correction, ln 2),
+interpolated across the band; var(x^(n)) = sum_{b kept} w_b (2 pi b / (K T))^(2n) var(X_K[b]) (Parseval,
+w_b = 1 at DC, else 2), and per sample s^2 = sum_b w_b var(X_K[b]).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,16 +36,6 @@ from robid.signals.path_result import PathResult, format_values
 if TYPE_CHECKING:
     from robid.signals.periodic_path import PeriodBand
     from robid.signals.processing import ProcessingOptions
-
-
-class ScatterNoise(Protocol):
-    """Noise from the scatter between ``n`` averaged periods (:func:`robid.signals.noise.period_scatter`)."""
-
-    n: int
-    var_q: np.ndarray
-    var_tau: np.ndarray
-    harm_q: np.ndarray
-    harm_tau: np.ndarray
 
 
 def block_mask(harmonic_mask: np.ndarray, n_periods: int, m: int) -> np.ndarray:
@@ -56,14 +49,13 @@ def block_mask(harmonic_mask: np.ndarray, n_periods: int, m: int) -> np.ndarray:
 def process_samples(
     cut: periodic.PeriodCut,
     band: PeriodBand,
-    scatter: ScatterNoise,
     o: ProcessingOptions,
     segment: tuple[float, float],
     source: str | None,
     lines: list[str],
 ) -> PathResult:
-    """Every sample of the K periods of ``cut`` (module docstring), in the ``band`` chosen on their average;
-    ``scatter``: the noise from the scatter between the averaged periods. The account goes into ``lines``."""
+    """Every sample of the K periods of ``cut`` (module docstring), in the ``band`` chosen on their average; the
+    account goes into ``lines``."""
     k, m = next(iter(cut.periods.values())).shape[:2]
     period = cut.period
     block = {name: v.reshape(k * m, *v.shape[2:]) for name, v in cut.periods.items()}
@@ -72,14 +64,14 @@ def process_samples(
     derivs = periodic.spectral_derivatives(block["q"], mask, span, max(2, o.derivatives))
     tau_f = periodic.spectral_derivatives(block["tau"], mask_tau, span, 0)[0]
     theta_f = periodic.spectral_derivatives(block["theta"], mask, span, 2) if "theta" in block else None
-    est = _noise(scatter, k, m, (mask, mask_tau), span)
+    est = _noise(block, k, (mask, mask_tau), span)
     lines.append(
         f"every sample of the {k} periods ({k * m} samples, not averaged): DFT of the {k}-period block, kept the "
         f"bins within half a harmonic of the kept harmonics ({int(np.count_nonzero(mask))} of {mask.size}), "
         f"differentiated by (j 2 pi b / (K T))^n; torques: {int(np.count_nonzero(mask_tau))} bins"
     )
     lines.append(
-        "noise per joint from the scatter between periods: tau std per sample "
+        "noise per joint from the quiet bins of the block: tau std per sample "
         + format_values(est.tau_std)
         + ", after filtering (not averaged) "
         + format_values(est.tau_std_processed)
@@ -102,22 +94,27 @@ def process_samples(
     )
 
 
-def _noise(scatter: ScatterNoise, k: int, m: int, masks: tuple[np.ndarray, np.ndarray], span: float):
-    """The noise record of the block (module docstring): per-sample levels from the scatter between the averaged
-    periods; processed levels from one period's coefficient variance s_h^2 = K_avg var(X_bar[h]) spread over the
-    block's bins, s_h^2 / K each."""
-    spread = np.minimum(np.floor(np.arange(k * m // 2 + 1) / k + 0.5).astype(int), scatter.harm_q.shape[0] - 1)
-    per_bin = scatter.n / k
+def _noise(block: dict[str, np.ndarray], k: int, masks: tuple[np.ndarray, np.ndarray], span: float):
+    """The noise record of the block (module docstring): coefficient variances of the block's bins from its
+    quiet bins -- between harmonics (b not a multiple of K, where a periodic signal has nothing) and outside
+    the position band (where what changes from period to period is small) -- by
+    :func:`robid.signals.noise.quiet_floor`; per sample (Parseval) s^2 = sum_b w_b var(X_K[b])."""
+    n = block["q"].shape[0]
+    b = np.arange(n // 2 + 1)
+    quiet = (b % k != 0) & ~masks[0]
+    quiet[-1] = False
+    floors = [noise.quiet_floor(np.abs(np.fft.rfft(block[name], axis=0) / n) ** 2, quiet) for name in ("q", "tau")]
+    weights = noise.harmonic_weights(n, b.size)
     return noise.spectral_estimate(
-        scatter.var_q,
-        scatter.var_tau,
-        scatter.harm_q[spread] * per_bin,
-        scatter.harm_tau[spread] * per_bin,
+        weights @ floors[0],
+        weights @ floors[1],
+        floors[0],
+        floors[1],
         masks,
         2.0 * np.pi / span,
-        k * m,
-        f"scatter between {scatter.n} periods (unbiased variance per sample and per harmonic), one period's "
-        f"coefficient variance spread over the bins of the {k}-period block",
+        n,
+        f"bins of the {k}-period block between harmonics and outside the position band (running median, white "
+        "within 33 such bins): what changes from period to period inside the band is signal here, not noise",
     )
 
 
