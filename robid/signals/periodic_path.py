@@ -2,10 +2,12 @@
 the rest averaged, kept at the band's harmonics and differentiated in the frequency domain (docs/signals.md
 section 6; the spectral primitives and their references are in :mod:`robid.signals.periodic`).
 
-Steps: periodic part [a, b] (or the time window) -> K whole periods (one period: the single-period path) ->
-cut into (K, M, C), resampled onto T/M steps if T/h is not an integer -> outlier periods left out -> average
-x_bar -> position band and torque band (:mod:`robid.signals.bands`) -> x^(n) = sum_{h in H} X[h] (j h omega)^n
-e^{j h omega t} -> noise from the scatter between periods (section 8).
+Steps: periodic part, K and the start of the periods (:mod:`robid.signals.whole_periods`; the time window when
+one is given; one period: the single-period path) -> cut into (K, M, C), resampled onto T/M steps unless the
+samples can be taken as they are -> outlier periods left out -> average x_bar -> position band and torque band
+(:mod:`robid.signals.bands`) -> x^(n) = sum_{h in H} X[h] (j h omega)^n e^{j h omega t} -> noise from the
+scatter between periods (section 8). ``average_periods=False``: after the band, every sample of the K periods
+instead of their average (:mod:`robid.signals.periodic_samples`).
 """
 
 from __future__ import annotations
