@@ -75,7 +75,7 @@ def snr_band(
     harmonics = harmonics[harmonics <= m // 4]
     how = (
         f"where the averaged positions stand {snr:g} times above the period-scatter "
-        "noise (running median over 17 harmonics), up to half the Nyquist frequency"
+        f"noise (running median over {noise.pooled_window(n_periods)} harmonics), up to half the Nyquist frequency"
     )
     if excited:
         inside = np.asarray([x for x in excited if x < bins - 1], dtype=int)

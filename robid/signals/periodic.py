@@ -64,7 +64,8 @@ def detect_period(
 ) -> PeriodDetection | None:
     """The fundamental period of ``x`` (N, C) on the uniform grid ``t``, or None if there is none.
 
-    1. The lag mismatch d(L) of every lag up to N/2 (at least two periods must fit), by the FFT.
+    1. The lag mismatch d(L) of every lag up to (N + 1)/2 (two periods must fit, the second may end half a
+       step past the last sample), by the FFT.
     2. Candidate lags: local minima of d beyond the lag where x first decorrelates (d > 0.5) that dip below
        half the median of d.
     3. The first candidate whose robust mismatch -- the *median* over samples of |x[n+L] - x[n]|^2, so that
@@ -74,19 +75,21 @@ def detect_period(
     """
     n = x.shape[0]
     h = float(t[1] - t[0])
-    max_lag = n // 2
+    # two periods may end up to half a step past the last sample: lags up to (N + 1) // 2 are candidates, and
+    # the mismatch is computed one lag further so that the last candidate has a neighbour on both sides
+    max_lag = (n + 1) // 2
     if max_period is not None:
         max_lag = min(max_lag, int(max_period / h) + 1)
     if max_lag < 8:
         return None
-    d = lag_mismatch(x, max_lag)
+    d = lag_mismatch(x, min(max_lag + 1, n - 2))
     above = np.flatnonzero(d > 0.5)
     if above.size == 0:
         return None
     min_lag = max(int(above[0]), 2, int(np.ceil(min_period / h)) if min_period else 2)
     if max_lag <= min_lag + 2:
         return None
-    seg = d[min_lag : max_lag + 1]
+    seg = d[min_lag : max_lag + 2]
     level = 0.5 * float(np.median(seg))
     minima = np.flatnonzero((seg[1:-1] <= seg[:-2]) & (seg[1:-1] <= seg[2:]) & (seg[1:-1] < level)) + 1 + min_lag
     z = _energy(x)
@@ -186,12 +189,18 @@ def periodic_region(t: np.ndarray, x: np.ndarray, period: float, threshold: floa
     return float(a), float(min(b, t[-1]))
 
 
+#: Whole periods are taken from the samples as they are (period M h) when K periods of the given period drift
+#: from K M steps by at most this many steps by their end (far below what the data can resolve).
+SNAP_STEPS = 1e-3
+
+
 @dataclass(frozen=True)
 class PeriodCut:
     periods: dict[str, np.ndarray]  # name -> (K, M, C)
     t: np.ndarray  # (M,) times of one period, from the start of the first period
     samples_per_period: int
     resampled: bool
+    period: float  # the period the cut follows: M h when the samples are taken as they are, else the given one
 
 
 def cut_periods(
@@ -199,27 +208,32 @@ def cut_periods(
 ) -> PeriodCut:
     """K = ``n_periods`` periods from ``start``, M samples each (M = round(T/h)).
 
-    When T is an integer number of steps and ``start`` falls on a sample, the samples are taken as they are;
-    otherwise the record is resampled by a cubic spline onto start + m T/M.
+    When ``start`` falls on a sample and K periods of T differ from K M steps by at most ``SNAP_STEPS`` steps,
+    the samples are taken as they are and the period is M h; otherwise the record is resampled by a cubic
+    spline onto start + m T/M. The last period may end up to half a step past the record (a period rounded
+    to samples): the spline extrapolates that far; further is an error.
     """
     h = float(t[1] - t[0])
     m = int(round(period / h))
-    ratio = period / h
     i0 = int(round((start - t[0]) / h))
-    exact = abs(ratio - m) <= 1e-9 * ratio and abs(t[0] + i0 * h - start) <= 1e-9 * h
+    drift = n_periods * abs(period - m * h) / h
+    exact = drift <= SNAP_STEPS and abs(t[0] + i0 * h - start) <= 1e-9 * h
     total = n_periods * m
     if exact and i0 + total <= t.size:
         cut = {k: v[i0 : i0 + total].reshape(n_periods, m, *v.shape[1:]) for k, v in signals.items()}
-        return PeriodCut(periods=cut, t=t[i0] + np.arange(m) * h, samples_per_period=m, resampled=False)
+        return PeriodCut(
+            periods=cut, t=t[i0] + np.arange(m) * h, samples_per_period=m, resampled=False, period=m * h
+        )
     grid = start + np.arange(total) * (period / m)
-    if grid[-1] > t[-1] + 1e-9 * h:
+    if grid[-1] > t[-1] + 0.5 * h * (1.0 + 1e-9) or grid[0] < t[0] - 1e-9 * h:
         raise ValueError("the periods do not fit in the record")
-    grid = np.minimum(grid, t[-1])
     cut = {}
     for k, v in signals.items():
         values = CubicSpline(t, v, axis=0)(grid)
         cut[k] = values.reshape(n_periods, m, *v.shape[1:])
-    return PeriodCut(periods=cut, t=start + np.arange(m) * (period / m), samples_per_period=m, resampled=True)
+    return PeriodCut(
+        periods=cut, t=start + np.arange(m) * (period / m), samples_per_period=m, resampled=True, period=period
+    )
 
 
 def reject_outlier_periods(periods: np.ndarray, factor: float = 10.0) -> np.ndarray:

@@ -2,10 +2,12 @@
 the rest averaged, kept at the band's harmonics and differentiated in the frequency domain (docs/signals.md
 section 6; the spectral primitives and their references are in :mod:`robid.signals.periodic`).
 
-Steps: periodic part [a, b] (or the time window) -> K whole periods (one period: the single-period path) ->
-cut into (K, M, C), resampled onto T/M steps if T/h is not an integer -> outlier periods left out -> average
-x_bar -> position band and torque band (:mod:`robid.signals.bands`) -> x^(n) = sum_{h in H} X[h] (j h omega)^n
-e^{j h omega t} -> noise from the scatter between periods (section 8).
+Steps: periodic part, K and the start of the periods (:mod:`robid.signals.whole_periods`; the time window when
+one is given; one period: the single-period path) -> cut into (K, M, C), resampled onto T/M steps unless the
+samples can be taken as they are -> outlier periods left out -> average x_bar -> position band and torque band
+(:mod:`robid.signals.bands`) -> x^(n) = sum_{h in H} X[h] (j h omega)^n e^{j h omega t} -> noise from the
+scatter between periods (section 8). ``average_periods=False``: after the band, every sample of the K periods
+instead of their average (:mod:`robid.signals.periodic_samples`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.signals import bands, noise, periodic
+from robid.signals import bands, noise, periodic, periodic_samples, whole_periods
 from robid.signals.path_result import PathResult, format_ranges, format_values, kept_harmonics
 from robid.signals.single_period import process_single_period
 
@@ -51,34 +53,32 @@ def process_periodic(
     t: np.ndarray, sig: dict, period: float, source: str | None, o: ProcessingOptions, where: str, lines: list[str]
 ) -> PathResult:
     """Process the record on the uniform grid ``t`` as periodic with ``period`` (from ``source``); the account
-    goes straight into ``lines``."""
-    h = float(t[1] - t[0])
-    a, k = _whole_periods(t, sig["q"], period, o, where)
+    goes straight into ``lines``. ``o.average_periods`` False: every sample of the K periods, not averaged
+    (:mod:`robid.signals.periodic_samples`)."""
+    place = _placement(t, sig["q"], period, o, where)
+    k = place.n_periods
     if k == 1:
-        i0 = int(round((a - t[0]) / h))
-        i1 = min(i0 + int(round(period / h)), t.size - 1)
+        i0 = place.first
+        i1 = min(i0 + int(round(period / float(t[1] - t[0]))), t.size - 1)
         lines.append(f"one period of {period:g} s from {t[i0]:g} s: single-period processing")
         return process_single_period(t, sig, (i0, i1), o, source, where)
     present = {name: v for name, v in sig.items() if v is not None}
-    try:
-        cut = periodic.cut_periods(t, present, a, period, k)
-    except ValueError:
-        # the periodic part ends within the last sample: start one step earlier is not allowed; use k - 1
-        k -= 1
-        cut = periodic.cut_periods(t, present, a, period, k)
+    cut = periodic.cut_periods(t, present, place.start, period, k)
+    lines.append(_periods_line(period, source, cut, place))
+    lines.extend(whole_periods.left_out_account(t, sig["q"], place, cut.period))
     avg = _average(cut, k, o.reject_periods)
     rejected = tuple(int(i) + 1 for i in range(k) if i not in avg.keep)
-    lines.append(
-        f"periodic: T = {period:.9g} s ({source}), {k} whole periods from {a:g} s, M = {cut.samples_per_period} "
-        f"samples per period" + (" (resampled by cubic spline onto T/M steps)" if cut.resampled else "")
-    )
     if rejected:
         lines.append(
             f"periods {', '.join(map(str, rejected))} left out of the average: their deviation from the median "
             "period is more than 10 times the typical one (transient)"
         )
     lines.append(f"averaged {avg.n} periods")
-    derivs, tau_f, theta_f, est, apply_filter, kept = _spectral(avg, period, o, lines)
+    band = _bands(avg, cut.period, o, lines)
+    segment = (place.start, place.start + k * cut.period)
+    if not o.average_periods:
+        return periodic_samples.process_samples(cut, band, o, segment, source, lines)
+    derivs, tau_f, theta_f, est, apply_filter = _spectral(avg, cut.period, band, o, lines)
     return PathResult(
         t=cut.t,
         derivs=derivs,
@@ -87,32 +87,53 @@ def process_periodic(
         noise=est,
         apply_filter=apply_filter,
         mode="periodic",
-        rate=avg.m / period,
-        period=period,
+        rate=avg.m / cut.period,
+        period=cut.period,
         period_source=source,
         n_periods=avg.n,
-        harmonics=kept,
-        segment=(a, a + k * period),
+        harmonics=band.kept,
+        segment=segment,
         rejected=rejected,
     )
 
 
-def _whole_periods(t: np.ndarray, q: np.ndarray, period: float, o: ProcessingOptions, where: str) -> tuple[float, int]:
-    """Start (s) of the periodic part -- of the time window when one is given -- and the number of whole
-    periods to use (all that fit in the part, or ``o.n_periods``)."""
-    h = float(t[1] - t[0])
-    if o.start is not None:
-        a, b = float(t[0]), float(t[-1]) + h
+def _placement(
+    t: np.ndarray, q: np.ndarray, period: float, o: ProcessingOptions, where: str
+) -> whole_periods.PeriodPlacement:
+    """Where the K whole periods lie (:func:`robid.signals.whole_periods.place_periods`): in the periodic part
+    of the record, or from the first sample of the time window when one is given; all that fit, or
+    ``o.n_periods``."""
+    window = o.start is not None
+    place = whole_periods.place_periods(t, q, period, o.n_periods, whole_record=window)
+    if place is None:
+        raise RobidInputError(f"{where}: no part of the record repeats with the period {period:g} s")
+    a, b = place.part
+    span = f"{t[a]:g}-{t[b]:g} s"
+    if place.n_periods > place.fit:
+        raise RobidInputError(
+            f"{where}: {place.n_periods} periods of {period:g} s requested, only {place.fit} fit in {span}"
+        )
+    if place.n_periods < 1:
+        raise RobidInputError(f"{where}: not one whole period of {period:g} s in the periodic part {span}")
+    return place
+
+
+def _periods_line(
+    period: float, source: str | None, cut: periodic.PeriodCut, place: whole_periods.PeriodPlacement
+) -> str:
+    """The account of the cut: period, K, start, M, and whether the samples were taken as they are."""
+    k, mm = place.n_periods, cut.samples_per_period
+    if cut.resampled:
+        how = " (resampled by cubic spline onto T/M steps)"
+    elif abs(cut.period - period) > 1e-12 * period:
+        drift = k * abs(period - cut.period) / (cut.period / mm)
+        how = f"; T = {period:.10g} s taken as M h = {cut.period:.10g} s ({k} periods differ by {drift:.2g} steps)"
     else:
-        a, b = periodic.periodic_region(t, q, period)
-        b = min(b + h, float(t[-1]) + h)
-    fit = int(np.floor((b - a) / period + 1e-6))
-    k = o.n_periods if o.n_periods is not None else fit
-    if k > fit:
-        raise RobidInputError(f"{where}: {k} periods of {period:g} s requested, only {fit} fit in {a:g}-{b:g} s")
-    if k < 1:
-        raise RobidInputError(f"{where}: not one whole period of {period:g} s in the periodic part {a:g}-{b:g} s")
-    return a, k
+        how = ""
+    return (
+        f"periodic: T = {cut.period:.9g} s ({source}), {k} whole periods from {place.start:g} s to "
+        f"{place.start + k * cut.period:g} s, M = {mm} samples per period{how}"
+    )
 
 
 def _average(cut: periodic.PeriodCut, k: int, reject: bool) -> _Averaged:
@@ -131,9 +152,17 @@ def _average(cut: periodic.PeriodCut, k: int, reject: bool) -> _Averaged:
     return _Averaged(cut, keep, pq.mean(axis=0), ptau.mean(axis=0), var_q, var_tau, harm_q, harm_tau)
 
 
-def _spectral(avg: _Averaged, period: float, o: ProcessingOptions, lines: list[str]):
-    """Bands, spectral derivatives, noise and filter of the averaged period: (derivs, tau, theta, noise,
-    apply_filter, kept harmonics)."""
+@dataclass(frozen=True)
+class PeriodBand:
+    """The band chosen on the averaged period: DFT masks over harmonics 0..M/2 of positions and torques."""
+
+    mask: np.ndarray
+    mask_tau: np.ndarray
+    kept: tuple[int, ...]
+
+
+def _bands(avg: _Averaged, period: float, o: ProcessingOptions, lines: list[str]) -> PeriodBand:
+    """Position and torque bands of the averaged period (:mod:`robid.signals.bands`), with their account."""
     mm, kk = avg.m, avg.n
     bins = mm // 2 + 1
     harmonics, how = bands.position_harmonics(
@@ -145,21 +174,29 @@ def _spectral(avg: _Averaged, period: float, o: ProcessingOptions, lines: list[s
     )
     mask = periodic.harmonic_mask(bins, harmonics)
     mask_tau, band_how = bands.torque_mask(o.torque_band, mask, avg.mean_tau, avg.harm_tau, kk, o.snr_threshold)
-    derivs = periodic.spectral_derivatives(avg.mean_q, mask, period, max(2, o.derivatives))
-    tau_f = periodic.spectral_derivatives(avg.mean_tau, mask_tau, period, 0)[0]
-    theta_f = None
-    if "theta" in avg.cut.periods:
-        theta_f = periodic.spectral_derivatives(avg.cut.periods["theta"][avg.keep].mean(axis=0), mask, period, 2)
     kept = kept_harmonics(mask)
     lines.append(
         f"DFT of the averaged period: kept DC and {len(kept)} harmonics ({how}): {format_ranges(kept)} "
-        f"(highest {max(kept) / period:.4g} Hz); positions differentiated by (j h omega)^n, omega = 2 pi / T"
+        f"(highest {max(kept) / period:.4g} Hz)"
     )
     kept_tau = kept_harmonics(mask_tau)
     lines.append(
         f"torques: kept DC and {len(kept_tau)} harmonics ({band_how})"
         + ("" if o.torque_band == "all" else f": {format_ranges(kept_tau)}; the regressor is filtered to the same band")
     )
+    return PeriodBand(mask, mask_tau, kept)
+
+
+def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOptions, lines: list[str]):
+    """Spectral derivatives, noise and filter of the averaged period: (derivs, tau, theta, noise, apply_filter)."""
+    mm, kk = avg.m, avg.n
+    mask, mask_tau = band.mask, band.mask_tau
+    derivs = periodic.spectral_derivatives(avg.mean_q, mask, period, max(2, o.derivatives))
+    tau_f = periodic.spectral_derivatives(avg.mean_tau, mask_tau, period, 0)[0]
+    theta_f = None
+    if "theta" in avg.cut.periods:
+        theta_f = periodic.spectral_derivatives(avg.cut.periods["theta"][avg.keep].mean(axis=0), mask, period, 2)
+    lines.append("averaged period differentiated by (j h omega)^n, omega = 2 pi / T, at the kept harmonics")
     est = noise.spectral_estimate(
         avg.var_q,
         avg.var_tau,
@@ -177,7 +214,7 @@ def _spectral(avg: _Averaged, period: float, o: ProcessingOptions, lines: list[s
         + ", after averaging and filtering "
         + format_values(est.tau_std_processed)
     )
-    return derivs, tau_f, theta_f, est, _period_filter(mask_tau, mm), kept
+    return derivs, tau_f, theta_f, est, _period_filter(mask_tau, mm)
 
 
 def _period_filter(mask: np.ndarray, m: int) -> Callable[[np.ndarray], np.ndarray]:

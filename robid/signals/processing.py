@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.signals import periodic, selection
+from robid.signals import periodic, selection, whole_periods
 from robid.signals.design_alignment import DesignSamples
 from robid.signals.design_path import process_design_period
 from robid.signals.nonperiodic_path import process_nonperiodic
@@ -51,6 +51,9 @@ class ProcessingOptions:
     ``standstill_duration``) unused.
     ``design``: the known rest-to-rest design the record executes once (design_path.py): with mode ``auto``
     or ``rest-to-rest`` its executed period is found and cut, and processed at its harmonics.
+    ``average_periods`` (periodic path): True (default) -- one averaged period; False -- every sample of the K
+    whole periods, not averaged, differentiated in the band chosen on the average (mode ``"periodic-samples"``,
+    :mod:`robid.signals.periodic_samples`; e.g. to predict every measured sample).
     """
 
     mode: str = "auto"
@@ -74,6 +77,7 @@ class ProcessingOptions:
     standstill_speed: float = selection.STANDSTILL_SPEED
     standstill_duration: float = 0.5
     design: DesignSamples | None = None
+    average_periods: bool = True
 
 
 def process(measurement: Measurement, options: ProcessingOptions | None = None) -> ProcessedSignals:
@@ -88,7 +92,12 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
 
     _check_measurement(measurement)
     t, signals = _time_window(measurement, opts, lines)
-    grid = to_uniform_grid(t, signals, opts.rate)
+    # processing must not depend on where the clock started (controller logs count from 1970): it works on
+    # t - t0 and hands back times as given
+    origin = float(t[0])
+    if origin != 0.0:
+        lines.append(f"times in this account are from the first sample, t0 = {origin:.15g} s")
+    grid = to_uniform_grid(t - origin, signals, opts.rate, resolution=float(np.spacing(np.max(np.abs(t)))))
     lines.append(grid.description)
     t, sig = grid.t, grid.signals
     if t.size < MIN_SAMPLES:
@@ -101,7 +110,7 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
     orders = max(2, opts.derivatives)
     d = result.derivs
     return ProcessedSignals(
-        t=result.t,
+        t=result.t + origin,
         q=d[0],
         qd=d[1],
         qdd=d[2],
@@ -123,10 +132,10 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         n_periods=result.n_periods,
         harmonics=result.harmonics,
         cutoff_hz=result.cutoff,
-        segment=result.segment,
+        segment=(result.segment[0] + origin, result.segment[1] + origin) if result.segment else None,
         trimmed=result.trimmed,
         rejected_periods=result.rejected,
-        standstill=standstill,
+        standstill=tuple((a + origin, b + origin) for a, b in standstill),
         notes=measurement.notes,
     )
 
@@ -249,11 +258,12 @@ def _detected_period(
             )
         lines.append("no period detected in the positions")
         return None, None
-    a, b = periodic.periodic_region(t, q, found.period)
-    k = int(np.floor((b + (t[1] - t[0]) - a) / found.period + 1e-6))
+    place = whole_periods.place_periods(t, q, found.period)
+    k = place.fit if place is not None else 0
+    part = f" in the periodic part {t[place.part[0]]:g}-{t[place.part[1]]:g} s" if place is not None else ""
     lines.append(
         f"period detected from the positions: T = {found.period:.9g} s (mismatch {found.mismatch:.2e}); "
-        f"{k} whole period(s) in the periodic part {a:g}-{b:g} s"
+        f"{k} whole period(s){part}"
     )
     if k >= 2 or o.mode == "periodic":
         return found.period, "detected"

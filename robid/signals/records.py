@@ -146,8 +146,9 @@ class NoiseEstimate:
 class ProcessedSignals(_Samples):
     """What identification uses: filtered, differentiated, resampled signals and how they were obtained.
 
-    Arrays are (N, dof) on the uniform grid ``t``. Periodic path: one averaged period of M samples,
-    ``t = t_start + m*T/M``. Non-periodic path: the filtered record with the edges trimmed (and decimated).
+    Arrays are (N, dof) on the uniform grid ``t``, in the time base of the measurement. Periodic path: one
+    averaged period of M samples, ``t = t_start + m*T/M``; every sample of the periods (``periodic-samples``):
+    the K whole periods, K M samples. Non-periodic path: the filtered record with the edges trimmed (and decimated).
     ``keep`` (N, dof) marks the (sample, joint) rows the data selection kept (all True without selection).
     ``apply_filter`` applies the same linear filter to any signal on the grid ``t`` (axis 0) -- use it on
     regressor columns for parallel filtering; ``tau`` has already been through it (do not filter it again).
@@ -159,7 +160,7 @@ class ProcessedSignals(_Samples):
     qd: np.ndarray
     qdd: np.ndarray
     tau: np.ndarray
-    mode: str  # "periodic" | "rest-to-rest" | "nonperiodic"
+    mode: str  # "periodic" | "periodic-samples" | "rest-to-rest" | "nonperiodic"
     sample_rate: float
     noise: NoiseEstimate
     keep: np.ndarray

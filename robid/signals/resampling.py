@@ -27,25 +27,37 @@ class Resampled:
     description: str
 
 
-def is_uniform(t: np.ndarray, tolerance: float = UNIFORM_TOLERANCE) -> bool:
+def is_uniform(t: np.ndarray, tolerance: float = UNIFORM_TOLERANCE, resolution: float = 0.0) -> bool:
+    """Steps all within ``tolerance`` of the median step, or within twice the stamps' float ``resolution``
+    (absolute stamps such as 1.7e9 s are rounded to 2.4e-7 s: a uniform log then looks jittered)."""
     dt = np.diff(t)
     median = float(np.median(dt))
-    return bool(np.max(np.abs(dt - median)) <= tolerance * median)
+    return bool(np.max(np.abs(dt - median)) <= max(tolerance * median, 2.0 * resolution))
 
 
-def to_uniform_grid(t: np.ndarray, signals: dict[str, np.ndarray | None], rate: float | None = None) -> Resampled:
-    """All ``signals`` (N, ...) on a uniform grid from ``t[0]`` at ``rate`` (default 1/median step)."""
+def to_uniform_grid(
+    t: np.ndarray, signals: dict[str, np.ndarray | None], rate: float | None = None, resolution: float = 0.0
+) -> Resampled:
+    """All ``signals`` (N, ...) on a uniform grid from ``t[0]`` at ``rate`` (default 1/median step).
+
+    ``resolution``: the float resolution of the time stamps as recorded (``numpy.spacing`` of the largest
+    stamp); steps that differ by no more than twice that are rounding, not jitter: the grid is then
+    t[0] + k (t[-1] - t[0]) / (N - 1) and nothing is interpolated.
+    """
     t = np.asarray(t, dtype=float)
     present = {k: np.asarray(v, dtype=float) for k, v in signals.items() if v is not None}
     dt = np.diff(t)
     median = float(np.median(dt))
     uniform = is_uniform(t)
-    if rate is None and uniform:
+    if rate is None and (uniform or is_uniform(t, resolution=resolution)):
+        step = median if uniform else (t[-1] - t[0]) / (t.size - 1)
+        grid = t.copy() if uniform else t[0] + np.arange(t.size) * step
+        rounding = "" if uniform else f" (time stamps uniform to their float resolution {resolution:.2g} s)"
         return Resampled(
-            t=t.copy(),
+            t=grid,
             signals={k: v.copy() for k, v in present.items()},
-            rate=1.0 / median,
-            description=f"uniform sampling at {1.0 / median:.6g} Hz, no resampling",
+            rate=1.0 / step,
+            description=f"uniform sampling at {1.0 / step:.6g} Hz{rounding}, no resampling",
         )
     target = rate if rate is not None else 1.0 / median
     n = int(np.floor((t[-1] - t[0]) * target * (1.0 + 1e-12))) + 1
