@@ -27,12 +27,23 @@ def case(tmp_path_factory):
     return robot, record, folder
 
 
-def test_every_sample_is_predicted_or_marked_with_its_reason(case):
+def test_every_sample_of_a_periodic_record_is_predicted(case):
+    """Three whole periods: differentiated sample by sample (not averaged), every sample predicted."""
     robot, record, folder = case
     pred = predict_file(robot, record, folder / "val.csv")
     raw = np.loadtxt(folder / "val.csv", delimiter=",", skiprows=1)
     assert pred.t.shape == (raw.shape[0],) and pred.tau_meas.shape == (raw.shape[0], robot.dof)
     np.testing.assert_array_equal(pred.tau_meas, raw[:, 1 + robot.dof :])
+    assert not np.any(pred.mark == MARK_NOT_PREDICTED) and np.all(np.isfinite(pred.tau_pred))
+    assert any("periodic-samples" in line or "every sample of the" in line for line in pred.method)
+    assert (pred.mark == MARK_SLOW).sum() > 0  # the rests at both ends of each period, |qd| < 0.05 rad/s
+    assert np.all(pred.rre_percent < 3.0) and np.all(pred.rre_percent > 0.1)
+
+
+def test_a_filtered_record_marks_its_edges_not_predicted(case):
+    robot, record, folder = case
+    pred = predict_file(robot, record, folder / "val.csv", overrides={"mode": "nonperiodic"})
+    raw = np.loadtxt(folder / "val.csv", delimiter=",", skiprows=1)
     not_predicted = pred.mark == MARK_NOT_PREDICTED
     assert np.all(np.isnan(pred.tau_pred[not_predicted])) and np.all(np.isfinite(pred.tau_pred[~not_predicted]))
     # not predicted: only the filter edges at both ends of the record (the same samples for every joint)
@@ -66,8 +77,8 @@ def test_cli_writes_the_columns_and_prints_metrics_recomputable_from_them(case, 
         assert float(rows[name][2]) == pytest.approx(rre[j], abs=6e-4)
     # a given cut-off replaces the stored one, and says so
     assert main([*command, "--cutoff", "3"]) == 0
-    given = predict_file(robot, case[1], folder / "val.csv", overrides={"cutoff_hz": 3.0})
-    assert "given for this prediction: cutoff_hz = 3.0" in given.method
+    given = predict_file(robot, case[1], folder / "val.csv", overrides={"cutoff_hz": 3.0, "mode": "nonperiodic"})
+    assert "given for this prediction: cutoff_hz = 3.0, mode = nonperiodic" in given.method
     assert "low-pass of order 4 at 3 Hz" in " ".join(given.method)
 
 

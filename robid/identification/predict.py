@@ -3,7 +3,9 @@
 1. **Processing.** The file is read and screened as identification screened its files, and processed with the
    options the record stores (robid.identification.recording.options_for_file: the file's own when
    identification knew it, else the common ones without the timing that belonged to other files), overridden
-   by what the caller gives (``overrides``: a period, a trajectory, a cut-off, ...).
+   by what the caller gives (``overrides``: a period, a trajectory, a cut-off, ...). Every sample is predicted
+   that the processing covers: a periodic record's whole periods sample by sample, not averaged
+   (``average_periods=False``, robid.signals.periodic_samples), a non-periodic record through its low-pass.
 2. **Prediction** on the processed grid: the base regressor at the processed states times the identified values
    (plus, on elastic joints with motor encoders, the nominal motor-side rotor and friction terms that
    identification moved to the torque side, robid.identification.datasets), interpolated linearly to the file's
@@ -95,10 +97,8 @@ def predict_file(
     check_result_matches(robot, record)
     options, mapping_stored, lines = options_for_file(record, str(path))
     overrides = overrides or {}
-    if "mode" not in overrides:
-        # every sample predicted: a periodic file's averaged period would leave nothing to compare sample by sample
-        options = dataclasses.replace(options, mode="nonperiodic", harmonics=None, n_periods=None)
-        lines.append("prediction: the non-periodic path, every sample of the record")
+    # every sample predicted: a periodic file's whole periods differentiated sample by sample, not averaged
+    options = dataclasses.replace(options, average_periods=False)
     options = _overridden(options, overrides, lines)
     measurement = read_measurement(
         path,
@@ -150,8 +150,8 @@ def _at_file_samples(t: np.ndarray, processed, grid: np.ndarray, used: np.ndarra
     dof = grid.shape[1]
     tau = np.full((t.size, dof), np.nan)
     mark = np.full((t.size, dof), MARK_NOT_PREDICTED, dtype=int)
-    if processed.mode != "nonperiodic" and processed.n_periods > 1:
-        return tau, mark  # an averaged period has no samples of its own to compare with (mode not supported)
+    if processed.mode == "periodic":  # not produced with average_periods=False
+        raise RobidInputError("predict: an averaged period has no samples of its own to predict")
     inside = (t >= pt[0]) & (t <= pt[-1])
     for j in range(dof):
         tau[inside, j] = np.interp(t[inside], pt, grid[:, j])

@@ -30,7 +30,15 @@ from robid.estimation.metrics import K95
 from robid.identification.datasets import DataSet
 from robid.model.terms import standalone_parameters
 from robid.record.codec import finite
-from robid.record.runs import DisplaySeries, JointFit, JointRange, ResidualSpectrum, RunRecord, TorqueFit
+from robid.record.runs import (
+    PERIODIC_MODES,
+    DisplaySeries,
+    JointFit,
+    JointRange,
+    ResidualSpectrum,
+    RunRecord,
+    TorqueFit,
+)
 from robid.signals.processing_summary import processing_summary
 from robid.signals.spectrum import amplitude_spectrum, merge_bins
 
@@ -162,7 +170,7 @@ def _spectrum(dataset: DataSet, pred: RunPrediction) -> ResidualSpectrum:
     twice the low-pass cut-off on a filtered record."""
     p = dataset.processed
     used = np.asarray(p.keep, dtype=bool)
-    periodic = p.mode in ("periodic", "rest-to-rest") and p.period is not None
+    periodic = p.mode in PERIODIC_MODES and p.period is not None
     freq, residual = amplitude_spectrum(np.where(used, dataset.tau - pred.mean, 0.0), p.sample_rate, periodic)
     _, measured = amplitude_spectrum(np.where(used, dataset.tau, 0.0), p.sample_rate, periodic)
     fmax = 2.0 * p.cutoff_hz if p.cutoff_hz and not periodic else float(freq[-1])

@@ -66,6 +66,10 @@ class DroppedSample:
     reason: str
 
 
+#: processing modes whose grid holds whole periods (an averaged one, a segment, or K periods sample by sample)
+PERIODIC_MODES = ("periodic", "rest-to-rest", "periodic-samples")
+
+
 @dataclass(frozen=True, kw_only=True)
 class ProcessingSummary:
     """How the signal stage processed one measurement (also the summary JSON of ``robid process``).
@@ -96,7 +100,7 @@ class ProcessingSummary:
     @property
     def periodic(self) -> bool:
         """True when the processed grid is one (averaged) period: its spectrum has no leakage."""
-        return self.mode in ("periodic", "rest-to-rest") and self.period_s is not None
+        return self.mode in PERIODIC_MODES and self.period_s is not None
 
 
 @dataclass(frozen=True)

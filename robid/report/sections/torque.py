@@ -166,8 +166,10 @@ def _spectrum_figure(data, run):
 
 
 def _time_label(run) -> str:
-    if run.n_periods > 1:
+    if run.mode == "periodic" and run.n_periods > 1:
         return "time in the averaged period [s]"
+    if run.mode == "periodic-samples":
+        return f"time in the {run.n_periods} periods [s]"
     if run.periodic:
         return "time in the period [s]"
     return "time from the start of the used record [s]"
