@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robid.estimation.correlated import RowBlock, RowCorrelation
 from robid.io.measurement_file import read_measurement
 from robid.io.screening import ScreeningPolicy
 from robid.robot import Robot
@@ -50,17 +51,18 @@ def load_dataset(
     measurement = read_measurement(path, robot.model, mapping=mapping, policy=policy)
     processed = process(measurement, options or ProcessingOptions())
     base = robot.base_parameters()
-    W = base.regressor(processed.q, processed.qd, processed.qdd)
     tau = np.asarray(processed.tau, dtype=float)
     notes = list(measurement.notes)
     if processed.thetadd is not None and robot.model.is_elastic:
         tau = tau - _rotor_correction(robot, processed)
         notes.append("elastic joints: rotor inertia and drive friction taken at the motor side (nominal "
                      "Ia (thetadd - qdd) + fv (thetad - qd) + fc (sign thetad - sign qd) moved to the torque side)")
-    n, dof, nb = W.shape
-    W_f = processed.apply_filter(W.reshape(n, dof * nb)).reshape(n, dof, nb)
+    W_f = _filtered_regressor(base, processed)
     if processed.mode == "nonperiodic":
-        notes.append("parallel filtering: the torque's zero-phase low-pass applied to the base regressor")
+        notes.append(
+            "parallel filtering: the base regressor evaluated on the whole record (filter edges included) and "
+            "passed through the torque's zero-phase low-pass"
+        )
     else:
         notes.append("parallel filtering: the base regressor keeps the same harmonics as the torque")
     keep = np.asarray(processed.keep, dtype=bool)
@@ -76,6 +78,20 @@ def load_dataset(
         rows_used=int(keep.sum()),
         notes=tuple(notes),
     )
+
+
+def _filtered_regressor(base, processed: ProcessedSignals) -> np.ndarray:
+    """The base regressor through the torque's filter, (N, dof, nb) on the processed grid: on the whole record
+    when the path offers it (``parallel_filter``, non-periodic), else on the processed grid (``apply_filter``)."""
+    n, dof, nb = processed.q.shape[0], processed.q.shape[1], len(base.names)
+    if processed.parallel_filter is not None:
+
+        def evaluate(q, qd, qdd):
+            return base.regressor(q, qd, qdd).reshape(q.shape[0], dof * nb)
+
+        return processed.parallel_filter(evaluate).reshape(n, dof, nb)
+    W = base.regressor(processed.q, processed.qd, processed.qdd)
+    return processed.apply_filter(W.reshape(n, dof * nb)).reshape(n, dof, nb)
 
 
 def _rotor_correction(robot: Robot, processed: ProcessedSignals) -> np.ndarray:
@@ -96,3 +112,16 @@ def _rotor_correction(robot: Robot, processed: ProcessedSignals) -> np.ndarray:
 def stack(datasets: list[DataSet]) -> tuple[np.ndarray, np.ndarray]:
     """Several runs combine into one problem: their rows are stacked."""
     return np.concatenate([d.W for d in datasets]), np.concatenate([d.tau for d in datasets])
+
+
+def row_correlation(datasets: list[DataSet]) -> RowCorrelation:
+    """How white torque noise reaches the stacked rows, data set by data set: the low-pass of a non-periodic run
+    (its F^T and power gain), or independent rows (periodic averaging, docs/estimation.md "Correlated rows")."""
+    blocks = []
+    for d in datasets:
+        noise = d.processed.row_noise
+        if noise is None:
+            blocks.append(RowBlock(samples=d.W.shape[0]))
+        else:
+            blocks.append(RowBlock(samples=d.W.shape[0], transpose=noise.transpose, power_gain=noise.power_gain))
+    return RowCorrelation(tuple(blocks))

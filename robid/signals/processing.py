@@ -123,6 +123,8 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         rejected_periods=result.rejected,
         standstill=standstill,
         notes=measurement.notes,
+        row_noise=result.row_noise,
+        parallel_filter=result.parallel_filter,
     )
 
 
