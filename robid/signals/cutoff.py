@@ -69,9 +69,10 @@ NOISE_SLOPE = 2.0
 
 @dataclass(frozen=True)
 class CutoffChoice:
-    """The cut-off and why: ``noise_std`` (per channel, the white-equivalent position noise per sample at the
-    cut-off, sqrt N_hat(fc)), ``acceleration_rms`` (estimated rms of each channel's true acceleration; 0 when the
-    channel does not move), ``predicted_error_rms`` (predicted rms error of each channel's processed acceleration
+    """The cut-off and why: ``noise_std`` (per channel, the white-equivalent position noise per sample: the white
+    level that leaves the same noise on the processed accelerations as the estimated noise spectrum),
+    ``acceleration_rms`` (estimated rms of each channel's true acceleration; 0 when the channel does not move),
+    ``predicted_error_rms`` (predicted rms error of each channel's processed acceleration
     at the cut-off), ``moving`` (channels that entered the choice), ``bounds`` (the searched interval, Hz),
     ``at_bound`` ("lower", "upper" or "") and ``given`` (the user's cut-off, only evaluated)."""
 
@@ -96,7 +97,7 @@ class CutoffChoice:
             "(motion lost against noise amplified, from a multitaper spectrum of the positions)"
         )
         text += (
-            "; position noise at the cut-off "
+            "; position noise "
             + _fmt(self.noise_std)
             + " rad per sample (white-equivalent); predicted rms error of qdd "
             + _fmt(self.predicted_error_rms)
@@ -226,7 +227,7 @@ def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: fl
     bound = "" if given is not None or lo >= hi else ("lower" if k == 0 else ("upper" if k == grid.size - 1 else ""))
     return CutoffChoice(
         cutoff=float(grid[k]),
-        noise_std=tuple(float(v) for v in np.sqrt(noise[min(np.searchsorted(f, grid[k]), f.size - 1)])),
+        noise_std=tuple(float(v) for v in np.sqrt(_white_equivalent(f, d2, noise, grid[k], rate, order))),
         acceleration_rms=tuple(float(v) for v in np.sqrt(np.where(moving, accel, 0.0))),
         predicted_error_rms=tuple(float(v) for v in np.sqrt(risks[k])),
         moving=tuple(int(j) for j in np.flatnonzero(moving)),
@@ -234,6 +235,15 @@ def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: fl
         at_bound=bound,
         given=given is not None,
     )
+
+
+def _white_equivalent(
+    f: np.ndarray, d2: np.ndarray, noise: np.ndarray, cutoff: float, rate: float, order: int
+) -> np.ndarray:
+    """The white noise level that leaves the same noise on the processed accelerations as N_hat does:
+    sum_f d^4 H^2 N_hat / sum_f d^4 H^2 (per channel)."""
+    weight = (d2 * zero_phase_response(f, cutoff, rate, order)) ** 2
+    return weight @ noise / max(float(weight.sum()), 1e-300)
 
 
 def _risk(
