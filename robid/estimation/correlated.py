@@ -5,7 +5,8 @@ Noise model (docs/estimation.md, "Correlated rows"). The rows of data set b are 
 recorded samples with variance sigma_j^2 for joint j (one level per joint, the same in every data set), F_b a
 known linear map (zero-phase low-pass, edge trimming, decimation; rows a data selection left out carry nothing).
 Independent rows are F_b = I. With the weighted, column-scaled regressor A_w D^-1 = Q R (one weight w_j per joint)
-and Q_k the rows of joint k, define G_k = Q_k^T Q_k and T_k = (F^T Q_k)^T (F^T Q_k) (F^T applied block by block).
+and Q_k the rows of joint k, define G_k = Q_k^T Q_k and T_k = (F^T Q_k)^T (F^T Q_k) (F^T applied block by block;
+T_k = w_k^2 M^T U_k M with U_k of the unweighted regressor and M = D^-1 R^-1, so the filter runs once per problem).
 Then, with v_k = w_k^2 sigma_k^2,
 
     Cov(beta_s) = R^-1 (sum_k v_k T_k) R^-T                                                       (1)
@@ -70,22 +71,37 @@ class RowCorrelation:
         )
 
 
-def noise_products(correlation: RowCorrelation, q: np.ndarray, dof: int) -> np.ndarray:
-    """T_k = (F^T Q_k)^T (F^T Q_k) for every joint k, (dof, p, p); ``q`` (N * dof, p) rows sample by sample."""
-    p = q.shape[1]
-    qj = q.reshape(-1, dof, p)
-    out = np.zeros((dof, p, p))
+@dataclass(frozen=True, eq=False)
+class NoiseModel:
+    """The weight-independent parts of equations (1)-(2) for one problem: ``filtered`` U_k = (F^T W_k)^T (F^T W_k)
+    per joint (dof, nb, nb), W_k the rows of joint k of the unweighted regressor, and ``trace`` g N_j (dof,). With
+    the weights and the QR of a solve, T_k = w_k^2 M^T U_k M, M = D^-1 R^-1 (Q_k = w_k W_k M): the filter runs
+    once per problem, not once per re-weighting."""
+
+    filtered: np.ndarray
+    trace: np.ndarray
+
+    def products(self, scale: np.ndarray, r_inverse: np.ndarray, weights: np.ndarray, zero: tuple[int, ...]):
+        """T_k (dof, p, p) for a solve with column scales ``scale``, R^-1 ``r_inverse``, joint ``weights`` and
+        columns ``zero`` left out (never excited)."""
+        m = r_inverse / scale[:, None]
+        m[list(zero), :] = 0.0
+        return weights[:, None, None] ** 2 * np.einsum("ap,kab,bq->kpq", m, self.filtered, m, optimize=True)
+
+
+def prepare(correlation: RowCorrelation, W: np.ndarray, used: np.ndarray) -> NoiseModel:
+    """The :class:`NoiseModel` of the stacked problem W (N, dof, nb) with the rows ``used`` (N, dof)."""
+    n, dof, nb = W.shape
+    correlation.check(n)
+    out = np.zeros((dof, nb, nb))
     start = 0
     for block in correlation.blocks:
-        part = qj[start : start + block.samples]
+        part = W[start : start + block.samples]
         start += block.samples
-        if block.independent:
-            out += np.matmul(part.transpose(1, 2, 0), part.transpose(1, 0, 2))
-            continue
-        z = np.asarray(block.transpose(part.reshape(block.samples, dof * p)), dtype=float)
-        z = z.reshape(z.shape[0], dof, p)
-        out += np.matmul(z.transpose(1, 2, 0), z.transpose(1, 0, 2))
-    return out
+        for j in range(dof):  # joint by joint: F^T's output is longer than the block
+            z = part[:, j, :] if block.independent else np.asarray(block.transpose(part[:, j, :]), dtype=float)
+            out[j] += z.T @ z
+    return NoiseModel(filtered=out, trace=noise_trace(correlation, used))
 
 
 def noise_trace(correlation: RowCorrelation, used: np.ndarray) -> np.ndarray:

@@ -32,7 +32,7 @@ def _solve_and_report(
     notes: list[str],
     iterations: int,
     sigma_for_covariance: np.ndarray | None = None,
-    correlation: RowCorrelation | None = None,
+    noise_model: correlated.NoiseModel | None = None,
 ) -> tuple[EstimationResult, _lsq.WeightedSolve]:
     n, dof, nb = W.shape
     A = W.reshape(n * dof, nb)
@@ -41,10 +41,9 @@ def _solve_and_report(
     sol = _lsq.weighted_solve(A, y, row_w)
     residual = tau - W @ sol.beta
     used = _lsq.used_rows(W, tau)
-    if correlation is not None and not correlation.independent:
-        sigma, white, cov = _correlated_statistics(
-            sol, residual, joint_weights, used, correlation, sigma_for_covariance
-        )
+    if noise_model is not None:
+        given = sigma_for_covariance
+        sigma, white, cov = _correlated_statistics(sol, residual, joint_weights, used, noise_model, given)
     else:
         sigma = _lsq.per_joint_sigma_unbiased(sol.q, residual, joint_weights, used.sum(axis=0))
         sig_cov = sigma if sigma_for_covariance is None else sigma_for_covariance
@@ -91,24 +90,28 @@ def _correlated_statistics(
     residual: np.ndarray,
     joint_weights: np.ndarray,
     used: np.ndarray,
-    correlation: RowCorrelation,
+    model: correlated.NoiseModel,
     sigma_given: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sigma per row, white sigma, covariance) for rows correlated by a known filter
     (:mod:`robid.estimation.correlated`): the white-noise level of every joint from the residual, equation (2), or
     from ``sigma_given`` (per row), and the covariance of equation (1)."""
-    n, dof = residual.shape
-    correlation.check(n)
-    products = correlated.noise_products(correlation, sol.q, dof)
-    trace = correlated.noise_trace(correlation, used)
-    gain = trace / np.maximum(used.sum(axis=0), 1)  # mean (F F^T)_nn over each joint's rows
+    r_inverse = _lsq.inverse_r(sol.r)
+    products = model.products(sol.scale, r_inverse, joint_weights, sol.zero_columns)
+    gain = model.trace / np.maximum(used.sum(axis=0), 1)  # mean (F F^T)_nn over each joint's rows
     if sigma_given is None:
-        white = np.sqrt(correlated.joint_variances(sol.q, residual, joint_weights, products, trace))
+        white = np.sqrt(correlated.joint_variances(sol.q, residual, joint_weights, products, model.trace))
     else:
         white = np.asarray(sigma_given, dtype=float) / np.sqrt(np.maximum(gain, 1e-300))
-    cov_s = correlated.covariance_scaled(_lsq.inverse_r(sol.r), products, (joint_weights * white) ** 2)
+    cov_s = correlated.covariance_scaled(r_inverse, products, (joint_weights * white) ** 2)
     cov = cov_s / np.outer(sol.scale, sol.scale)
     return white * np.sqrt(gain), white, 0.5 * (cov + cov.T)
+
+
+def _noise_model(W: np.ndarray, tau: np.ndarray, correlation: RowCorrelation | None) -> correlated.NoiseModel | None:
+    if correlation is None or correlation.independent:
+        return None
+    return correlated.prepare(correlation, W, _lsq.used_rows(W, tau))
 
 
 def ols(
@@ -129,7 +132,8 @@ def ols(
     W, tau, names = _lsq.check_problem(W, tau, names)
     notes = ["OLS: unweighted; covariance = heteroscedastic sandwich with per-joint residual variances"]
     notes += _correlation_notes(correlation)
-    result, _ = _solve_and_report(W, tau, names, np.ones(W.shape[1]), "ols", notes, 1, correlation=correlation)
+    model = _noise_model(W, tau, correlation)
+    result, _ = _solve_and_report(W, tau, names, np.ones(W.shape[1]), "ols", notes, 1, noise_model=model)
     return result
 
 
@@ -169,6 +173,7 @@ def wls(
     """
     W, tau, names = _lsq.check_problem(W, tau, names)
     dof = W.shape[1]
+    model = _noise_model(W, tau, correlation)
     if covariance_from not in ("residual", "given"):
         raise RobidInputError(f"wls: covariance_from must be 'residual' or 'given', got {covariance_from!r}")
     if noise_std is not None:
@@ -180,14 +185,14 @@ def wls(
             raise RobidInputError("wls: steps must be >= 2 when the weights come from the residuals")
         if covariance_from == "given":
             raise RobidInputError("wls: covariance_from='given' needs noise_std")
-        weights, iterations, note = _residual_weights(W, tau, names, steps, max_steps, weight_tol)
+        weights, iterations, note = _residual_weights(W, tau, names, steps, max_steps, weight_tol, model)
         notes = [note]
     sigma_cov = None
     if covariance_from == "given":
         sigma_cov = 1.0 / weights
         notes.append("covariance uses the given noise_std as exact: (A_w^T A_w)^-1")
     notes += _correlation_notes(correlation)
-    result, _ = _solve_and_report(W, tau, names, weights, "wls", notes, iterations, sigma_cov, correlation)
+    result, _ = _solve_and_report(W, tau, names, weights, "wls", notes, iterations, sigma_cov, model)
     if noise_std is not None:
         result = _check_given_noise(result, weights)
     return result
@@ -201,7 +206,13 @@ def _given_noise(noise_std: Sequence[float] | np.ndarray, dof: int) -> np.ndarra
 
 
 def _residual_weights(
-    W: np.ndarray, tau: np.ndarray, names: tuple[str, ...], steps: int | None, max_steps: int, weight_tol: float
+    W: np.ndarray,
+    tau: np.ndarray,
+    names: tuple[str, ...],
+    steps: int | None,
+    max_steps: int,
+    weight_tol: float,
+    model: correlated.NoiseModel | None = None,
 ) -> tuple[np.ndarray, int, str]:
     """Per-joint weights ``1/sigma_j`` iterated from OLS (docstring of :func:`wls`): (weights, solves, note)."""
     weights = np.ones(W.shape[1])
@@ -209,7 +220,7 @@ def _residual_weights(
     iterations = 1
     settled = False
     while iterations < limit:
-        previous, _sol = _solve_and_report(W, tau, names, weights, "wls", [], 1)
+        previous, _sol = _solve_and_report(W, tau, names, weights, "wls", [], 1, noise_model=model)
         sig = np.maximum(previous.sigma, _SIGMA_FLOOR * max(float(previous.sigma.max()), 1.0))
         new_weights = 1.0 / sig
         ratio = (new_weights / weights) / np.max(new_weights / weights)  # only relative weights matter

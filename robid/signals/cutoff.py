@@ -14,11 +14,14 @@ d^4 ~ w^4. Averaged over frequency it is the mean square error per sample (Parse
 
     R(fc) = mean_f [ (d^2 H - w^2)^2 S_hat + d^4 H^2 N_hat ]                                        (2)
 
-The cut-off minimises the sum over the moving channels of R_j(fc) / A_j, A_j = mean_f w^4 S_hat_j the estimated
-mean square of channel j's acceleration: every moving joint's relative acceleration error counts alike.
+The criterion is the sum over the moving channels of R_j(fc) / A_j, A_j = mean_f w^4 S_hat_j the estimated mean
+square of channel j's acceleration: every moving joint's relative acceleration error counts alike. The cut-off is
+the highest one whose criterion is within 1.1^2 of the least (rms error within 10 %): the criterion is flat near
+its minimum, and a lower cut-off only trims more samples at the ends (3/fc each) and blurs more of the
+regressor's nonlinear content (parallel filtering is exact only for a linear regressor).
 
-Spectrum P = S + N: a multitaper estimate (Thomson 1982: 4 Slepian tapers of time-bandwidth 6, each leaking less
-than 1e-9 of its power outside its band; segments of at most 8192 samples with half overlap) of the second
+Spectrum P = S + N: a multitaper estimate (Thomson 1982: 4 Slepian tapers of time-bandwidth 6 over the whole
+record, each leaking less than 1e-9 of its power outside +-6/T Hz, half the lowest cut-off searched) of the second
 difference y[k] = x[k+1] - 2 x[k] + x[k-1], divided by its gain (2 sin(pi f/fs))^4. Differencing first flattens
 the steep position spectrum, so that the leakage of a large slow motion stays far below the noise -- which a
 Hann-window Welch spectrum of x itself does not achieve (its leakage, read as signal, gave 15-100 Hz).
@@ -49,11 +52,12 @@ from robid.signals import filtering
 
 NW = 6.0
 TAPERS = 4
-SEGMENT = 8192
 #: a bin holds signal when P exceeds the noise floor by the 99.9 % quantile of chi^2_nu / nu
 SIGNIFICANCE = 0.999
 #: a channel moves when its signal variance exceeds its noise variance by this factor (30 dB)
 MOVING = 1e3
+#: the chosen cut-off is the highest whose predicted rms acceleration error is within this factor of the least
+TOLERANCE = 1.1
 #: candidate cut-offs per decade
 PER_DECADE = 40
 #: smoothing bands: a sixth of an octave, and at least one taper bandwidth
@@ -93,8 +97,8 @@ class CutoffChoice:
         text = (
             "given"
             if self.given
-            else "from the data: the cut-off that minimises the predicted mean-square error of the accelerations "
-            "(motion lost against noise amplified, from a multitaper spectrum of the positions)"
+            else "from the data: the highest cut-off whose predicted rms error of the accelerations is within 10 % of "
+            "the least (motion lost against noise amplified, from a multitaper spectrum of the positions)"
         )
         text += (
             "; position noise "
@@ -126,22 +130,16 @@ def position_spectrum(x: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarra
     variance s^2 gives P = s^2 at every f), estimated from the second difference and divided by its gain; P at
     f = 0 is set to 0 (the mean is not motion). ``nu`` is the chi-square degrees of freedom of one value."""
     y = np.diff(np.asarray(x, dtype=float), n=2, axis=0)
-    length = min(y.shape[0], SEGMENT)
-    tapers = signal.windows.dpss(length, NW, TAPERS)  # unit energy each
-    starts = range(0, y.shape[0] - length + 1, max(length // 2, 1))
+    y = y - y.mean(axis=0)
+    length = y.shape[0]
     power = np.zeros((length // 2 + 1, y.shape[1]))
-    count = 0
-    for a in starts:
-        seg = y[a : a + length]
-        seg = seg - seg.mean(axis=0)
-        spectra = np.fft.rfft(tapers[:, :, None] * seg[None, :, :], axis=1)
-        power += np.mean(np.abs(spectra) ** 2, axis=0)
-        count += 1
+    for taper in signal.windows.dpss(length, NW, TAPERS):  # unit energy each
+        power += np.abs(np.fft.rfft(taper[:, None] * y, axis=0)) ** 2
     f = np.fft.rfftfreq(length, d=1.0 / rate)
     gain = (2.0 * np.sin(np.pi * f / rate)) ** 4
     p = np.zeros_like(power)
-    p[1:] = power[1:] / count / gain[1:, None]
-    return f, p, 2 * TAPERS * count
+    p[1:] = power[1:] / TAPERS / gain[1:, None]
+    return f, p, 2 * TAPERS
 
 
 def band_medians(f: np.ndarray, p: np.ndarray, nu: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -223,7 +221,10 @@ def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: fl
         grid = np.geomspace(lo, hi, max(int(PER_DECADE * np.log10(hi / lo)), 1) + 1)
     risks = np.array([_risk(f, d2, w, s_hat, noise, fc, rate, order) for fc in grid])  # (G, C)
     scale = np.where(moving, accel, np.inf) if moving.any() else np.ones_like(accel)
-    k = int(np.argmin(np.sum(risks / scale[None, :], axis=1)))
+    total = np.sum(risks / scale[None, :], axis=1)
+    # the widest band whose predicted error is within 10 % of the least: the risk is flat near its minimum, and a
+    # lower cut-off only trims more samples and blurs the regressor's nonlinear content more
+    k = int(np.flatnonzero(total <= TOLERANCE**2 * total.min())[-1])
     bound = "" if given is not None or lo >= hi else ("lower" if k == 0 else ("upper" if k == grid.size - 1 else ""))
     return CutoffChoice(
         cutoff=float(grid[k]),
