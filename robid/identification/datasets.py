@@ -65,6 +65,7 @@ def load_dataset(
         )
     else:
         notes.append("parallel filtering: the base regressor keeps the same harmonics as the torque")
+    notes += _regressor_noise_notes(processed)
     keep = np.asarray(processed.keep, dtype=bool)
     if not keep.all():
         W_f = W_f * keep[:, :, None]
@@ -92,6 +93,34 @@ def _filtered_regressor(base, processed: ProcessedSignals) -> np.ndarray:
         return processed.parallel_filter(evaluate).reshape(n, dof, nb)
     W = base.regressor(processed.q, processed.qd, processed.qdd)
     return processed.apply_filter(W.reshape(n, dof * nb)).reshape(n, dof, nb)
+
+
+#: the relative noise of the processed accelerations above which the regressor's errors get a note
+REGRESSOR_NOISE = 0.03
+
+
+def _regressor_noise_notes(processed: ProcessedSignals) -> list[str]:
+    """Errors in the regressor (docs/estimation.md, "Errors in the regressor"): where the processed accelerations
+    carry noise above ``REGRESSOR_NOISE`` of the motion's rms, the inertial columns are noisy regressors -- biased
+    towards zero by the attenuation noise^2 / (motion^2 + noise^2) -- and the residual holds M(q) times that noise,
+    which the estimator counts as torque noise."""
+    qdd = np.asarray(processed.qdd, dtype=float)
+    keep = np.asarray(processed.keep, dtype=bool)
+    total = np.sum((qdd * keep) ** 2, axis=0) / np.maximum(keep.sum(axis=0), 1)  # motion + noise
+    noise = np.asarray(processed.noise.qdd_std_processed, dtype=float) ** 2
+    ratio = np.sqrt(noise / np.maximum(total - noise, 1e-300))
+    loud = [j for j in range(ratio.size) if total[j] > 0 and ratio[j] > REGRESSOR_NOISE]
+    if not loud:
+        return []
+    # attenuation of a noisy regressor column: var(a) / (var(a) + var(noise)) = 1 - noise / total
+    parts = ", ".join(
+        f"joint {j + 1}: {100 * ratio[j]:.2g} % (bias ~{100 * min(noise[j] / total[j], 1.0):.2g} %)" for j in loud
+    )
+    return [
+        "errors in the regressor: the processed accelerations carry noise of " + parts + " of the motion's rms; "
+        "the inertial parameters of these joints are biased towards zero by about noise^2 / (motion^2 + noise^2) "
+        "(errors in variables), and the residual counts the noise times the inertia as torque noise"
+    ]
 
 
 def _rotor_correction(robot: Robot, processed: ProcessedSignals) -> np.ndarray:
