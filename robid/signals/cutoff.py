@@ -14,11 +14,8 @@ d^4 ~ w^4. Averaged over frequency it is the mean square error per sample (Parse
 
     R(fc) = mean_f [ (d^2 H - w^2)^2 S_hat + d^4 H^2 N_hat ]                                        (2)
 
-The criterion is the sum over the moving channels of R_j(fc) / A_j, A_j = mean_f w^4 S_hat_j the estimated mean
-square of channel j's acceleration: every moving joint's relative acceleration error counts alike. The cut-off is
-the highest one whose criterion is within 1.1^2 of the least (rms error within 10 %): the criterion is flat near
-its minimum, and a lower cut-off only trims more samples at the ends (3/fc each) and blurs more of the
-regressor's nonlinear content (parallel filtering is exact only for a linear regressor).
+The cut-off minimises the sum over the moving channels of R_j(fc) / A_j, A_j = mean_f w^4 S_hat_j the estimated
+mean square of channel j's acceleration: every moving joint's relative acceleration error counts alike.
 
 Spectrum P = S + N: a multitaper estimate (Thomson 1982: 4 Slepian tapers of time-bandwidth 6 over the whole
 record, each leaking less than 1e-9 of its power outside +-6/T Hz, half the lowest cut-off searched) of the second
@@ -37,8 +34,8 @@ the smoothed P itself. Signal S_hat = P - N_hat in the bins that stand above N_h
 chi^2_nu / nu, in bands whose median stands 3 times above it, else 0 (a plain unbiased P - N everywhere would
 let the noise's own fluctuation, weighted by w^4, decide the choice).
 
-Measured (tests/test_signals_cutoff.py, and docs/signals.md section 7): within 1.0-1.2 of the best cut-off chosen
-in hindsight on simulated records at 100-1000 Hz.
+Measured (tests/test_signals_cutoff.py, docs/signals.md section 7): rms acceleration error within 1.0-1.1 of the
+best cut-off chosen in hindsight on simulated records at 100 Hz - 1 kHz.
 """
 
 from __future__ import annotations
@@ -56,8 +53,6 @@ TAPERS = 4
 SIGNIFICANCE = 0.999
 #: a channel moves when its signal variance exceeds its noise variance by this factor (30 dB)
 MOVING = 1e3
-#: the chosen cut-off is the highest whose predicted rms acceleration error is within this factor of the least
-TOLERANCE = 1.1
 #: candidate cut-offs per decade
 PER_DECADE = 40
 #: smoothing bands: a sixth of an octave, and at least one taper bandwidth
@@ -97,8 +92,8 @@ class CutoffChoice:
         text = (
             "given"
             if self.given
-            else "from the data: the highest cut-off whose predicted rms error of the accelerations is within 10 % of "
-            "the least (motion lost against noise amplified, from a multitaper spectrum of the positions)"
+            else "from the data: the cut-off that minimises the predicted error of the accelerations (motion lost "
+            "against noise amplified, from a multitaper spectrum of the positions)"
         )
         text += (
             "; position noise "
@@ -221,10 +216,7 @@ def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: fl
         grid = np.geomspace(lo, hi, max(int(PER_DECADE * np.log10(hi / lo)), 1) + 1)
     risks = np.array([_risk(f, d2, w, s_hat, noise, fc, rate, order) for fc in grid])  # (G, C)
     scale = np.where(moving, accel, np.inf) if moving.any() else np.ones_like(accel)
-    total = np.sum(risks / scale[None, :], axis=1)
-    # the widest band whose predicted error is within 10 % of the least: the risk is flat near its minimum, and a
-    # lower cut-off only trims more samples and blurs the regressor's nonlinear content more
-    k = int(np.flatnonzero(total <= TOLERANCE**2 * total.min())[-1])
+    k = int(np.argmin(np.sum(risks / scale[None, :], axis=1)))
     bound = "" if given is not None or lo >= hi else ("lower" if k == 0 else ("upper" if k == grid.size - 1 else ""))
     return CutoffChoice(
         cutoff=float(grid[k]),
