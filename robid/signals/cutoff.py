@@ -200,7 +200,8 @@ def signal_spectrum(p: np.ndarray, noise: np.ndarray, excess: np.ndarray, nu: in
 def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: float | None = None) -> CutoffChoice:
     """The cut-off (Hz) for positions ``x`` (N, C) sampled at ``rate`` that minimises the predicted acceleration
     error (module docstring), searched on a log grid between 12/span (edges trimmed at 3/fc then take at most
-    half of a record of ``span`` seconds) and 0.4 fs; with ``given``, that cut-off and its predicted error."""
+    half of a record of ``span`` seconds; at least 40 samples remain) and 0.4 fs; with ``given``, that cut-off
+    and its predicted error."""
     f, p, nu = position_spectrum(x, rate)
     noise, excess = noise_spectrum(f, p, nu)
     s_hat = signal_spectrum(p, noise, excess, nu)
@@ -209,7 +210,9 @@ def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: fl
     accel = np.mean(w[:, None] ** 4 * s_hat, axis=0)
     floor = np.median(noise[f >= 0.25 * rate], axis=0)
     moving = (np.mean(s_hat, axis=0) > MOVING * np.maximum(floor, 1e-300)) & (accel > 0)
-    lo, hi = min(12.0 / span, 0.4 * rate), 0.4 * rate
+    # edges trimmed at 3/fc take at most half the record and leave at least 40 samples
+    hi = 0.4 * rate
+    lo = min(max(12.0 / span, 3.0 * rate / max(0.5 * (x.shape[0] - 40), 1.0)), hi)
     if given is not None:
         grid = np.array([float(given)])
     else:
