@@ -167,9 +167,9 @@ def wls(
     the final residuals (sandwich form), so model error that the noise estimate does not contain still shows
     in the standard deviations; ``"given"`` uses ``noise_std`` as exact: ``Cov = (A_w^T A_w)^-1``.
 
-    ``correlation``: the rows are filtered by a known low-pass (:mod:`robid.estimation.correlated`); the weights are
-    iterated as above (the relative weights of the joints do not depend on the filter), the final noise levels and
-    the covariance use the filtered noise's covariance.
+    ``correlation``: the rows are filtered by a known low-pass (:mod:`robid.estimation.correlated`); every step's
+    noise levels (the weights) and the covariance then come from the filtered noise's model; ``noise_std`` is
+    then the std of one filtered row.
     """
     W, tau, names = _lsq.check_problem(W, tau, names)
     dof = W.shape[1]
