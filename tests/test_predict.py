@@ -48,7 +48,7 @@ def test_a_filtered_record_marks_its_edges_not_predicted(case):
     assert np.all(np.isnan(pred.tau_pred[not_predicted])) and np.all(np.isfinite(pred.tau_pred[~not_predicted]))
     # not predicted: only the filter edges at both ends of the record (the same samples for every joint)
     rows = np.flatnonzero(not_predicted.any(axis=1))
-    assert np.all(not_predicted[rows]) and rows.size < 0.1 * raw.shape[0]
+    assert np.all(not_predicted[rows]) and rows.size < 0.2 * raw.shape[0]
     assert rows[0] == 0 and rows[-1] == raw.shape[0] - 1
     assert np.all(np.diff(rows[rows < raw.shape[0] // 2]) == 1)
     # slow: exactly the samples the stored data selection (|qd| < 0.05 rad/s) leaves out, rests at both ends

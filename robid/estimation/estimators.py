@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.estimation import _lsq
+from robid.estimation import _lsq, correlated
+from robid.estimation.correlated import RowCorrelation
 from robid.estimation.results import EstimationResult
 
 __all__ = ["EstimationResult", "estimate", "irls", "ols", "wls"]
@@ -31,6 +32,7 @@ def _solve_and_report(
     notes: list[str],
     iterations: int,
     sigma_for_covariance: np.ndarray | None = None,
+    noise_model: correlated.NoiseModel | None = None,
 ) -> tuple[EstimationResult, _lsq.WeightedSolve]:
     n, dof, nb = W.shape
     A = W.reshape(n * dof, nb)
@@ -39,7 +41,13 @@ def _solve_and_report(
     sol = _lsq.weighted_solve(A, y, row_w)
     residual = tau - W @ sol.beta
     used = _lsq.used_rows(W, tau)
-    sigma = _lsq.per_joint_sigma_unbiased(sol.q, residual, joint_weights, used.sum(axis=0))
+    if noise_model is not None:
+        given = sigma_for_covariance
+        sigma, white, cov = _correlated_statistics(sol, residual, joint_weights, used, noise_model, given)
+    else:
+        sigma = _lsq.per_joint_sigma_unbiased(sol.q, residual, joint_weights, used.sum(axis=0))
+        sig_cov = sigma if sigma_for_covariance is None else sigma_for_covariance
+        white, cov = None, _lsq.sandwich_covariance(sol, A, row_w, _lsq.rows_of_joint(sig_cov, n))
     converged = True
     if sol.zero_columns:
         notes.append(
@@ -54,8 +62,6 @@ def _solve_and_report(
             f"regressor is numerically rank deficient (rank {sol.rank} of {excited} excited columns, scaled condition "
             f"number {sol.condition_number_scaled:.3g}): least-norm solution; standard deviations are not meaningful"
         )
-    sig_cov = sigma if sigma_for_covariance is None else sigma_for_covariance
-    cov = _lsq.sandwich_covariance(sol, A, row_w, _lsq.rows_of_joint(sig_cov, n))
     for i in sol.zero_columns:
         cov[i, :] = 0.0
         cov[:, i] = 0.0
@@ -74,22 +80,65 @@ def _solve_and_report(
         converged=converged,
         iterations=iterations,
         rows_used=int(used.sum()),
+        white_sigma=white,
     )
     return result, sol
 
 
-def ols(W: np.ndarray, tau: np.ndarray, names: Sequence[str] | None = None) -> EstimationResult:
+def _correlated_statistics(
+    sol: _lsq.WeightedSolve,
+    residual: np.ndarray,
+    joint_weights: np.ndarray,
+    used: np.ndarray,
+    model: correlated.NoiseModel,
+    sigma_given: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sigma per row, white sigma, covariance) for rows correlated by a known filter
+    (:mod:`robid.estimation.correlated`): the white-noise level of every joint from the residual, equation (2), or
+    from ``sigma_given`` (per row), and the covariance of equation (1)."""
+    r_inverse = _lsq.inverse_r(sol.r)
+    products = model.products(sol.scale, r_inverse, joint_weights, sol.zero_columns)
+    gain = model.trace / np.maximum(used.sum(axis=0), 1)  # mean (F F^T)_nn over each joint's rows
+    if sigma_given is None:
+        white = np.sqrt(correlated.joint_variances(sol.q, residual, joint_weights, products, model.trace))
+    else:
+        white = np.asarray(sigma_given, dtype=float) / np.sqrt(np.maximum(gain, 1e-300))
+    cov_s = correlated.covariance_scaled(r_inverse, products, (joint_weights * white) ** 2)
+    cov = cov_s / np.outer(sol.scale, sol.scale)
+    return white * np.sqrt(gain), white, 0.5 * (cov + cov.T)
+
+
+def _noise_model(W: np.ndarray, tau: np.ndarray, correlation: RowCorrelation | None) -> correlated.NoiseModel | None:
+    if correlation is None or correlation.independent:
+        return None
+    return correlated.prepare(correlation, W, _lsq.used_rows(W, tau))
+
+
+def ols(
+    W: np.ndarray,
+    tau: np.ndarray,
+    names: Sequence[str] | None = None,
+    *,
+    correlation: RowCorrelation | None = None,
+) -> EstimationResult:
     """Ordinary least squares ``beta = argmin ||A beta - y||^2`` over all joints together.
 
     The covariance is *not* the textbook ``s^2 (A^T A)^-1`` with one pooled ``s``: with joints of different
     noise levels that misstates every standard deviation. It is the sandwich
     ``(A^T A)^-1 (sum_j sigma_j^2 A_j^T A_j) (A^T A)^-1`` with ``sigma_j^2 = ||r_j||^2 / (N - h_j)`` from the
-    OLS residual of joint j (``h_j``: the joint's share of the leverages).
+    OLS residual of joint j (``h_j``: the joint's share of the leverages). With ``correlation`` (rows filtered by
+    a known low-pass) the meat holds the filtered noise's covariance instead (:mod:`robid.estimation.correlated`).
     """
     W, tau, names = _lsq.check_problem(W, tau, names)
     notes = ["OLS: unweighted; covariance = heteroscedastic sandwich with per-joint residual variances"]
-    result, _ = _solve_and_report(W, tau, names, np.ones(W.shape[1]), "ols", notes, 1)
+    notes += _correlation_notes(correlation)
+    model = _noise_model(W, tau, correlation)
+    result, _ = _solve_and_report(W, tau, names, np.ones(W.shape[1]), "ols", notes, 1, noise_model=model)
     return result
+
+
+def _correlation_notes(correlation: RowCorrelation | None) -> list[str]:
+    return [] if correlation is None or correlation.independent else [correlation.describe()]
 
 
 def wls(
@@ -102,6 +151,7 @@ def wls(
     steps: int | None = None,
     max_steps: int = 20,
     weight_tol: float = 1e-3,
+    correlation: RowCorrelation | None = None,
 ) -> EstimationResult:
     """Weighted least squares with one weight per joint, ``w_j = 1/sigma_j`` (Gautier & Khalil practice).
 
@@ -116,9 +166,14 @@ def wls(
     ``covariance_from="residual"`` (default) computes the covariance with per-joint variances re-estimated from
     the final residuals (sandwich form), so model error that the noise estimate does not contain still shows
     in the standard deviations; ``"given"`` uses ``noise_std`` as exact: ``Cov = (A_w^T A_w)^-1``.
+
+    ``correlation``: the rows are filtered by a known low-pass (:mod:`robid.estimation.correlated`); every step's
+    noise levels (the weights) and the covariance then come from the filtered noise's model; ``noise_std`` is
+    then the std of one filtered row.
     """
     W, tau, names = _lsq.check_problem(W, tau, names)
     dof = W.shape[1]
+    model = _noise_model(W, tau, correlation)
     if covariance_from not in ("residual", "given"):
         raise RobidInputError(f"wls: covariance_from must be 'residual' or 'given', got {covariance_from!r}")
     if noise_std is not None:
@@ -130,13 +185,14 @@ def wls(
             raise RobidInputError("wls: steps must be >= 2 when the weights come from the residuals")
         if covariance_from == "given":
             raise RobidInputError("wls: covariance_from='given' needs noise_std")
-        weights, iterations, note = _residual_weights(W, tau, names, steps, max_steps, weight_tol)
+        weights, iterations, note = _residual_weights(W, tau, names, steps, max_steps, weight_tol, model)
         notes = [note]
     sigma_cov = None
     if covariance_from == "given":
         sigma_cov = 1.0 / weights
         notes.append("covariance uses the given noise_std as exact: (A_w^T A_w)^-1")
-    result, _ = _solve_and_report(W, tau, names, weights, "wls", notes, iterations, sigma_cov)
+    notes += _correlation_notes(correlation)
+    result, _ = _solve_and_report(W, tau, names, weights, "wls", notes, iterations, sigma_cov, model)
     if noise_std is not None:
         result = _check_given_noise(result, weights)
     return result
@@ -150,7 +206,13 @@ def _given_noise(noise_std: Sequence[float] | np.ndarray, dof: int) -> np.ndarra
 
 
 def _residual_weights(
-    W: np.ndarray, tau: np.ndarray, names: tuple[str, ...], steps: int | None, max_steps: int, weight_tol: float
+    W: np.ndarray,
+    tau: np.ndarray,
+    names: tuple[str, ...],
+    steps: int | None,
+    max_steps: int,
+    weight_tol: float,
+    model: correlated.NoiseModel | None = None,
 ) -> tuple[np.ndarray, int, str]:
     """Per-joint weights ``1/sigma_j`` iterated from OLS (docstring of :func:`wls`): (weights, solves, note)."""
     weights = np.ones(W.shape[1])
@@ -158,7 +220,7 @@ def _residual_weights(
     iterations = 1
     settled = False
     while iterations < limit:
-        previous, _sol = _solve_and_report(W, tau, names, weights, "wls", [], 1)
+        previous, _sol = _solve_and_report(W, tau, names, weights, "wls", [], 1, noise_model=model)
         sig = np.maximum(previous.sigma, _SIGMA_FLOOR * max(float(previous.sigma.max()), 1.0))
         new_weights = 1.0 / sig
         ratio = (new_weights / weights) / np.max(new_weights / weights)  # only relative weights matter

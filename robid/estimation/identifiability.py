@@ -103,7 +103,9 @@ def classify(
             f"classify: regressor has {W.shape[2]} columns, result has {len(result.names)} parameters"
         )
     ref = result.values if reference_values is None else np.asarray(reference_values, dtype=float)
-    iso = statistics.isolated_relative_std_percent(W, 1.0 / result.sigma, ref)
+    # filtered (correlated) rows: a column in the pass band sees the white noise level, not the filtered one
+    level = result.sigma if result.white_sigma is None else result.white_sigma
+    iso = statistics.isolated_relative_std_percent(W, 1.0 / level, ref)
     pairs = statistics.correlated_pairs(result.covariance, result.names, th.correlation_threshold)
     partners: dict[str, list[str]] = {n: [] for n in result.names}
     for p in pairs:

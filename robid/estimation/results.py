@@ -41,6 +41,9 @@ class EstimationResult:
     notes : warnings and facts a user must see (rank deficiency, weights, non-convergence, ...).
     converged : False when an iteration limit was hit or the problem was rank deficient.
     iterations : iterations of an iterative estimator (1 for OLS, 2 for two-step WLS).
+    white_sigma : (dof,) when the rows are filtered (correlated, non-periodic path): the per-joint standard
+        deviation of the white noise on the recorded samples that, through the filter, explains the residual
+        (``sigma`` is the standard deviation of one filtered row); None for independent rows.
     """
 
     method: str
@@ -58,6 +61,7 @@ class EstimationResult:
     notes: tuple[str, ...] = field(default_factory=tuple)
     converged: bool = True
     iterations: int = 1
+    white_sigma: np.ndarray | None = None
 
     @classmethod
     def build(
@@ -76,6 +80,7 @@ class EstimationResult:
         converged: bool = True,
         iterations: int = 1,
         rows_used: int | None = None,
+        white_sigma: np.ndarray | None = None,
     ) -> EstimationResult:
         cov = np.asarray(covariance, dtype=float)
         std = np.sqrt(np.clip(np.diag(cov), 0.0, None))
@@ -96,6 +101,7 @@ class EstimationResult:
             notes=tuple(notes),
             converged=bool(converged),
             iterations=int(iterations),
+            white_sigma=None if white_sigma is None else _readonly(white_sigma),
         )
 
     def with_estimate(self, values: np.ndarray, covariance: np.ndarray, **changes) -> EstimationResult:
@@ -129,4 +135,5 @@ _BUILD_ARGUMENTS = (
     "notes",
     "converged",
     "iterations",
+    "white_sigma",
 )

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.estimation.correlated import RowBlock, RowCorrelation
 from robid.io.measurement_file import read_measurement
 from robid.io.screening import ScreeningPolicy
 from robid.robot import Robot
@@ -53,19 +54,22 @@ def load_dataset(
     columns are the expected sign of the velocity given its noise, robid.identification.coulomb) or ``"sign"``."""
     measurement = read_measurement(path, robot.model, mapping=mapping, policy=policy)
     processed = process(measurement, options or ProcessingOptions())
-    W, notes = regressor_of(robot, processed, coulomb)
     tau = np.asarray(processed.tau, dtype=float)
-    notes = [*measurement.notes, *notes]
+    notes = list(measurement.notes)
     if processed.thetadd is not None and robot.model.is_elastic:
         tau = tau - rotor_correction(robot, processed)
         notes.append("elastic joints: rotor inertia and drive friction taken at the motor side (nominal "
                      "Ia (thetadd - qdd) + fv (thetad - qd) + fc (sign thetad - sign qd) moved to the torque side)")
-    n, dof, nb = W.shape
-    W_f = processed.apply_filter(W.reshape(n, dof * nb)).reshape(n, dof, nb)
+    W_f, coulomb_notes = _filtered_regressor(robot, processed, coulomb)
+    notes += coulomb_notes
     if processed.mode == "nonperiodic":
-        notes.append("parallel filtering: the torque's zero-phase low-pass applied to the base regressor")
+        notes.append(
+            "parallel filtering: the base regressor evaluated on the whole record (filter edges included) and "
+            "passed through the torque's zero-phase low-pass"
+        )
     else:
         notes.append("parallel filtering: the base regressor keeps the same harmonics as the torque")
+    notes += _regressor_noise_notes(processed)
     keep = np.asarray(processed.keep, dtype=bool)
     if not keep.all():
         W_f = W_f * keep[:, :, None]
@@ -84,16 +88,70 @@ def load_dataset(
 def regressor_of(robot: Robot, processed: ProcessedSignals, coulomb: str = "noise") -> tuple[np.ndarray, list[str]]:
     """The base regressor at the processed states (N, dof, nb), not filtered, with the Coulomb treatment
     ``coulomb`` (robid.identification.coulomb); (regressor, notes)."""
+    evaluate, notes = _regressor_function(robot, processed, coulomb)
+    return evaluate(processed.q, processed.qd, processed.qdd), notes
+
+
+def _regressor_function(robot: Robot, processed: ProcessedSignals, coulomb: str):
+    """(q, qd, qdd) -> base regressor (N, dof, nb) with the Coulomb treatment ``coulomb`` at the run's processed
+    velocity noise; and the note that says which."""
     from robid.identification.coulomb import COULOMB_MODELS, smooth_coulomb_columns
 
     if coulomb not in COULOMB_MODELS:
         raise RobidInputError(f"coulomb: expected one of {', '.join(COULOMB_MODELS)}, got {coulomb!r}")
     base = robot.base_parameters()
-    W = base.regressor(processed.q, processed.qd, processed.qdd)
     if coulomb == "sign":
-        return W, []
-    W, note = smooth_coulomb_columns(W, base, robot.joint_names, processed.qd, processed.noise.qd_std_processed)
-    return W, [note] if note else []
+        return base.regressor, []
+    noise = processed.noise.qd_std_processed
+    _, note = smooth_coulomb_columns(base.regressor(processed.q[:1], processed.qd[:1], processed.qdd[:1]), base,
+                                     robot.joint_names, processed.qd[:1], noise)
+
+    def evaluate(q, qd, qdd):
+        return smooth_coulomb_columns(base.regressor(q, qd, qdd), base, robot.joint_names, qd, noise)[0]
+
+    return evaluate, [note] if note else []
+
+
+def _filtered_regressor(robot: Robot, processed: ProcessedSignals, coulomb: str) -> tuple[np.ndarray, list[str]]:
+    """The base regressor through the torque's filter, (N, dof, nb) on the processed grid: on the whole record
+    when the path offers it (``parallel_filter``, non-periodic), else on the processed grid (``apply_filter``);
+    and the notes of its Coulomb treatment."""
+    evaluate, notes = _regressor_function(robot, processed, coulomb)
+    n, dof = processed.q.shape
+    nb = len(robot.base_parameters().names)
+    if processed.parallel_filter is not None:
+        W = processed.parallel_filter(lambda q, qd, qdd: evaluate(q, qd, qdd).reshape(q.shape[0], dof * nb))
+        return W.reshape(n, dof, nb), notes
+    W = evaluate(processed.q, processed.qd, processed.qdd)
+    return processed.apply_filter(W.reshape(n, dof * nb)).reshape(n, dof, nb), notes
+
+
+#: the relative noise of the processed accelerations above which the regressor's errors get a note
+REGRESSOR_NOISE = 0.03
+
+
+def _regressor_noise_notes(processed: ProcessedSignals) -> list[str]:
+    """Errors in the regressor (docs/estimation.md, "Errors in the regressor"): where the processed accelerations
+    carry noise above ``REGRESSOR_NOISE`` of the motion's rms, the inertial columns are noisy regressors -- biased
+    towards zero by the attenuation noise^2 / (motion^2 + noise^2) -- and the residual holds M(q) times that noise,
+    which the estimator counts as torque noise."""
+    qdd = np.asarray(processed.qdd, dtype=float)
+    keep = np.asarray(processed.keep, dtype=bool)
+    total = np.sum((qdd * keep) ** 2, axis=0) / np.maximum(keep.sum(axis=0), 1)  # motion + noise
+    noise = np.asarray(processed.noise.qdd_std_processed, dtype=float) ** 2
+    ratio = np.sqrt(noise / np.maximum(total - noise, 1e-300))
+    loud = [j for j in range(ratio.size) if total[j] > 0 and ratio[j] > REGRESSOR_NOISE]
+    if not loud:
+        return []
+    # attenuation of a noisy regressor column: var(a) / (var(a) + var(noise)) = 1 - noise / total
+    parts = ", ".join(
+        f"joint {j + 1}: {100 * ratio[j]:.2g} % (bias ~{100 * min(noise[j] / total[j], 1.0):.2g} %)" for j in loud
+    )
+    return [
+        "errors in the regressor: the processed accelerations carry noise of " + parts + " of the motion's rms; "
+        "the inertial parameters of these joints are biased towards zero by about noise^2 / (motion^2 + noise^2) "
+        "(errors in variables), and the residual counts the noise times the inertia as torque noise"
+    ]
 
 
 def rotor_correction(robot: Robot, processed: ProcessedSignals) -> np.ndarray:
@@ -114,3 +172,16 @@ def rotor_correction(robot: Robot, processed: ProcessedSignals) -> np.ndarray:
 def stack(datasets: list[DataSet]) -> tuple[np.ndarray, np.ndarray]:
     """Several runs combine into one problem: their rows are stacked."""
     return np.concatenate([d.W for d in datasets]), np.concatenate([d.tau for d in datasets])
+
+
+def row_correlation(datasets: list[DataSet]) -> RowCorrelation:
+    """How white torque noise reaches the stacked rows, data set by data set: the low-pass of a non-periodic run
+    (its F^T and power gain), or independent rows (periodic averaging, docs/estimation.md "Correlated rows")."""
+    blocks = []
+    for d in datasets:
+        noise = d.processed.row_noise
+        if noise is None:
+            blocks.append(RowBlock(samples=d.W.shape[0]))
+        else:
+            blocks.append(RowBlock(samples=d.W.shape[0], transpose=noise.transpose, power_gain=noise.power_gain))
+    return RowCorrelation(tuple(blocks))

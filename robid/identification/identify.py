@@ -31,7 +31,8 @@ from robid.estimation import (
     consistent_from_base,
     estimate,
 )
-from robid.identification.datasets import DataSet, load_dataset, stack
+from robid.estimation.correlated import RowCorrelation
+from robid.identification.datasets import DataSet, load_dataset, row_correlation, stack
 from robid.io.screening import ScreeningPolicy
 from robid.record import IdentificationRecord
 from robid.robot import Robot
@@ -112,7 +113,7 @@ def run_identification(
     notes: list[str] = []
     if len(sets) > 1:
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({W.shape[0]} samples)")
-    est = estimate(W, tau, base.names, method="wls" if o.method == "consistent" else o.method)
+    est = _estimate(W, tau, base.names, o.method, row_correlation(list(sets)), notes)
     nominal_base = base.values(robot.parameters)
     ident = classify(
         est,
@@ -151,6 +152,19 @@ def identify(
 ) -> IdentificationRecord:
     """The identification record of ``robot`` from ``files``, validated on ``validation_files``."""
     return run_identification(robot, files, options, validation_files).record
+
+
+def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: list[str]) -> EstimationResult:
+    """The unconstrained estimate; OLS and WLS (also under ``consistent``) account for rows correlated by the
+    non-periodic low-pass, IRLS does not (said in ``notes``)."""
+    if method == "irls":
+        if not correlation.independent:
+            notes.append(
+                "IRLS: its robust covariance treats the low-passed rows as independent; the standard deviations "
+                "are optimistic on non-periodic runs (use wls or ols for honest ones)"
+            )
+        return estimate(W, tau, names, method="irls")
+    return estimate(W, tau, names, method="wls" if method == "consistent" else method, correlation=correlation)
 
 
 def _load(robot: Robot, path, o: IdentificationOptions) -> DataSet:

@@ -6,6 +6,8 @@ averaged positions stand ``snr`` times above their period-scatter noise, up to h
 plus the excited harmonics of the trajectory; on the single-period path the band up to the cut-off estimated
 from the position spectrum (:func:`robid.signals.filtering.estimate_cutoff`), widened to the highest excited
 harmonic. Every policy returns the set and the words that say how it was chosen (``ProcessedSignals.method``).
+The non-periodic low-pass takes the cut-off that minimises the predicted acceleration error
+(:mod:`robid.signals.cutoff`).
 
 Torques (periodic path, ``torque_band``): ``all`` harmonics (period averaging only), the ``positions`` band, or
 the position band plus every ``signal`` harmonic where the averaged torque stands above its own noise.
@@ -20,6 +22,7 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.signals import filtering, noise, periodic
+from robid.signals.cutoff import CutoffChoice, choose_cutoff
 from robid.signals.path_result import format_ranges
 
 if TYPE_CHECKING:
@@ -123,8 +126,8 @@ def torque_mask(
     return mask | periodic.harmonic_mask(mask.size, extra), how
 
 
-def lowpass_cutoff(cutoff_hz: float | None, t: np.ndarray, q: np.ndarray, rate: float) -> tuple[float, str]:
-    """The cut-off of the non-periodic low-pass: given, or estimated from the positions (section 7)."""
-    if cutoff_hz is not None:
-        return cutoff_hz, "given"
-    return filtering.estimate_cutoff(t, q, rate), f"from the data: {AUTO_CUTOFF}"
+def lowpass_cutoff(cutoff_hz: float | None, t: np.ndarray, q: np.ndarray, rate: float, order: int) -> CutoffChoice:
+    """The cut-off of the non-periodic low-pass (section 7): given, or the one that minimises the predicted error
+    of the accelerations (:func:`robid.signals.cutoff.choose_cutoff`); either way with the position noise and
+    the predicted acceleration error there."""
+    return choose_cutoff(q, rate, order, float(t[-1] - t[0]), given=cutoff_hz)

@@ -28,6 +28,13 @@ def zero_phase(x: np.ndarray, sos: np.ndarray) -> np.ndarray:
     return signal.sosfiltfilt(sos, x, axis=0, padtype="odd")
 
 
+def zero_phase_unpadded(x: np.ndarray, sos: np.ndarray) -> np.ndarray:
+    """Forward-backward filtering along axis 0 from rest, without padding: the plain convolution with the
+    zero-phase impulse response for a signal that is zero at both ends (the transpose of :func:`zero_phase` on
+    samples far from the ends)."""
+    return signal.sosfiltfilt(sos, x, axis=0, padtype=None)
+
+
 def derivative(x: np.ndarray, h: float) -> np.ndarray:
     """5-point central difference along axis 0 (second-order one-sided stencils at the two first and last
     samples, which edge trimming removes anyway)."""

@@ -1,8 +1,15 @@
 """The non-periodic path: zero-phase low-pass, central differences, edge trimming, decimation (docs/signals.md
-section 7; the filter, the differentiator and their gains are in :mod:`robid.signals.filtering`).
+section 7; the filter, the differentiator and their gains are in :mod:`robid.signals.filtering`, the automatic
+cut-off in :mod:`robid.signals.cutoff`).
 
-Noise (section 8): from the filter residual, s^2 = mean (x - x_f)^2 / mean_f (1 - |H|^2)^2, and on the
-processed signals s^2 mean_f |H|^4 |D(f)|^(2n) (white-noise assumption).
+Noise (section 8): positions -- the white-equivalent level of the position spectrum at the cut-off (the noise
+model of the cut-off choice); torques -- the robust estimate of :func:`robid.signals.noise.robust_white_std`
+(blind to Coulomb steps and smooth content); on the processed signals s^2 mean_f |H|^4 |D(f)|^(2n).
+
+Correlated rows: the processed torque is e_rows = F e of the white torque noise, F = pick o (zero-phase
+low-pass); :class:`robid.signals.records.RowNoise` carries F^T (the low-pass is symmetric: its transpose on the
+settled rows is the same convolution, applied to the rows put back at their samples with zeros between them)
+and its power gain, for the estimator's covariance (docs/estimation.md, "Correlated rows").
 """
 
 from __future__ import annotations
@@ -14,10 +21,13 @@ import numpy as np
 from robid.errors import RobidInputError
 from robid.signals import bands, filtering, noise
 from robid.signals.path_result import MIN_SAMPLES, PathResult, format_values
-from robid.signals.records import NoiseEstimate
+from robid.signals.records import NoiseEstimate, RowNoise
 
 if TYPE_CHECKING:
     from robid.signals.processing import ProcessingOptions
+
+#: zeros on each side of F^T's output, in periods of the cut-off: the impulse response decays below 1e-8
+TRANSPOSE_PAD_PERIODS = 8.0
 
 
 def process_nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str) -> PathResult:
@@ -25,13 +35,13 @@ def process_nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: s
     h = float(t[1] - t[0])
     rate = 1.0 / h
     q, tau = sig["q"], sig["tau"]
-    fc, how = bands.lowpass_cutoff(o.cutoff_hz, t, q, rate)
+    choice = bands.lowpass_cutoff(o.cutoff_hz, t, q, rate, o.filter_order)
+    fc = choice.cutoff
     r = o.decimate
     orders = max(2, o.derivatives)
     edge = _check_band(fc, rate, r, orders, t.size, where)
     sos = filtering.lowpass_sos(fc, rate, o.filter_order)
-    qf = filtering.zero_phase(q, sos)
-    derivs = [qf]
+    derivs = [filtering.zero_phase(q, sos)]
     for _ in range(orders):
         derivs.append(filtering.derivative(derivs[-1], h))
     tau_f = filtering.zero_phase(tau, sos)
@@ -40,14 +50,18 @@ def process_nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: s
         theta_f = [filtering.zero_phase(sig["theta"], sos)]
         for _ in range(2):
             theta_f.append(filtering.derivative(theta_f[-1], h))
-    est = _noise(q, qf, tau, tau_f, sos, rate, slice(edge, t.size - edge))
     pick = slice(edge, t.size - edge, r)
+    row_noise = _row_noise(sos, fc, rate, t.size, pick)
+    est = _noise(np.square(choice.noise_std), tau[pick.start : pick.stop], sos, rate)
     lines = [
-        f"non-periodic: Butterworth low-pass of order {o.filter_order} at {fc:.4g} Hz ({how}), run forwards and "
-        "backwards (zero phase, |H|^2) on positions, torques and motor positions alike",
+        f"non-periodic: Butterworth low-pass of order {o.filter_order} at {fc:.4g} Hz, run forwards and backwards "
+        "(zero phase, |H|^2) on positions, torques and motor positions alike",
+        f"cut-off {fc:.4g} Hz: {choice.describe()}",
         f"derivatives: 5-point central differences of the filtered positions, applied {orders} times",
         f"edges: {edge} samples trimmed at each end ({edge * h:g} s) while the filter settles",
-        "noise per joint from the filter residual: tau std per sample " + format_values(est.tau_std),
+        "torque noise per joint (white, per sample; robust to friction steps): " + format_values(est.tau_std),
+        f"rows correlated by the low-pass: noise power gain {row_noise.power_gain:.3g} per row (used by the "
+        "estimator's covariance)",
     ]
     if r > 1:
         lines.append(f"decimated by {r}: {rate / r:g} Hz")
@@ -55,6 +69,9 @@ def process_nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: s
 
     def apply_filter(x: np.ndarray) -> np.ndarray:
         return filtering.zero_phase(np.asarray(x, dtype=float), sos_out)
+
+    def parallel_filter(evaluate) -> np.ndarray:
+        return filtering.zero_phase(np.asarray(evaluate(*derivs[:3]), dtype=float), sos)[pick]
 
     return PathResult(
         t=t[pick],
@@ -69,6 +86,8 @@ def process_nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: s
         cutoff=fc,
         segment=(float(t[edge]), float(t[t.size - edge - 1])),
         trimmed=(edge, edge),
+        row_noise=row_noise,
+        parallel_filter=parallel_filter,
     )
 
 
@@ -91,18 +110,32 @@ def _check_band(fc: float, rate: float, r: int, orders: int, n: int, where: str)
     return edge
 
 
-def _noise(
-    q: np.ndarray, qf: np.ndarray, tau: np.ndarray, tau_f: np.ndarray, sos: np.ndarray, rate: float, inner: slice
-) -> NoiseEstimate:
-    """Noise record from the filter residual on the settled samples ``inner``."""
+def _row_noise(sos: np.ndarray, fc: float, rate: float, n: int, pick: slice) -> RowNoise:
+    """F^T for rows = (zero-phase low-pass of n samples)[pick], and the power gain (F F^T)_nn of a settled row."""
+    pad = int(np.ceil(TRANSPOSE_PAD_PERIODS * rate / fc))
+    positions = pad + np.arange(n)[pick]
+
+    def transpose(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        z = np.zeros((n + 2 * pad,) + x.shape[1:])
+        z[positions] = x
+        return filtering.zero_phase_unpadded(z, sos)
+
+    middle = np.zeros((positions.size, 1))
+    middle[positions.size // 2] = 1.0
+    return RowNoise(transpose=transpose, power_gain=float(np.sum(transpose(middle) ** 2)))
+
+
+def _noise(var_q: np.ndarray, tau: np.ndarray, sos: np.ndarray, rate: float) -> NoiseEstimate:
+    """Noise record: white position noise of variance ``var_q`` (the cut-off's noise model), torque noise from
+    the settled samples ``tau`` (robust), and the levels left on the processed signals."""
     f, h2 = filtering.magnitude_squared(sos, rate)
-    removed = float(np.mean((1.0 - h2) ** 2))
-    var_q = noise.residual_variance(q[inner], qf[inner], removed)
-    var_tau = noise.residual_variance(tau[inner], tau_f[inner], removed)
+    var_tau = noise.robust_white_std(tau) ** 2
     gains = [float(np.mean(h2**2 * filtering.derivative_gain(f, rate) ** (2 * k))) for k in range(3)]
     return noise.filtered_estimate(
-        var_q,
+        np.asarray(var_q, dtype=float),
         var_tau,
         gains,
-        "residual of the zero-phase low-pass (white-noise assumption, scaled by the filter's noise bandwidth)",
+        "positions: white-equivalent level of the position spectrum at the cut-off; torques: median absolute "
+        "third difference (robust to friction steps, white-noise assumption); processed: through the filter's gains",
     )

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from robid.signals.records import NoiseEstimate
+from robid.signals.records import NoiseEstimate, RowNoise
 
 #: Fewest samples any path works on (after the time window, resampling, or in the motion segment).
 MIN_SAMPLES = 32
@@ -41,6 +41,8 @@ class PathResult:
     segment: tuple[float, float] | None = None
     trimmed: tuple[int, int] = (0, 0)
     rejected: tuple[int, ...] = ()
+    row_noise: RowNoise | None = None
+    parallel_filter: Callable[[Callable[..., np.ndarray]], np.ndarray] | None = None
 
 
 def format_values(values: tuple[float, ...]) -> str:

@@ -137,6 +137,8 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         rejected_periods=result.rejected,
         standstill=tuple((a + origin, b + origin) for a, b in standstill),
         notes=measurement.notes,
+        row_noise=result.row_noise,
+        parallel_filter=result.parallel_filter,
     )
 
 

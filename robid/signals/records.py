@@ -143,6 +143,18 @@ class NoiseEstimate:
 
 
 @dataclass(frozen=True, eq=False)
+class RowNoise:
+    """How white noise on the recorded samples reaches the processed rows when a filter correlates them (the
+    non-periodic path): rows = F e, F the zero-phase low-pass followed by edge trimming and decimation, the same
+    linear map for every channel. ``transpose(x)`` applies F^T to x (rows, k) and returns (m, k) for some m (only
+    inner products of its columns carry meaning); ``power_gain`` = (F F^T)_nn, the variance of a processed sample
+    per unit variance of the white noise (mean_f |H|^2 of the zero-phase response H)."""
+
+    transpose: Callable[[np.ndarray], np.ndarray]
+    power_gain: float
+
+
+@dataclass(frozen=True, eq=False)
 class ProcessedSignals(_Samples):
     """What identification uses: filtered, differentiated, resampled signals and how they were obtained.
 
@@ -152,6 +164,9 @@ class ProcessedSignals(_Samples):
     ``keep`` (N, dof) marks the (sample, joint) rows the data selection kept (all True without selection).
     ``apply_filter`` applies the same linear filter to any signal on the grid ``t`` (axis 0) -- use it on
     regressor columns for parallel filtering; ``tau`` has already been through it (do not filter it again).
+    ``parallel_filter`` (non-periodic path) does better for functions of the states: it evaluates them on the
+    whole record, edges included, and filters them exactly like the torque (on the trimmed grid alone a filter
+    restarts at the ends of the kept segment, where the torque's had settled: a model error of its own).
     ``method`` is a human-readable, multi-line account of every step.
     """
 
@@ -182,6 +197,10 @@ class ProcessedSignals(_Samples):
     rejected_periods: tuple[int, ...] = ()  # 1-based indices of periods left out of the average
     standstill: tuple[tuple[float, float], ...] = ()
     notes: tuple[str, ...] = ()
+    row_noise: RowNoise | None = None  # filtered (correlated) rows: how white noise reaches them; None: independent
+    # non-periodic path: parallel_filter(evaluate) applies evaluate(q, qd, qdd) -> (n, k) on the whole record
+    # (edges included), filters the result exactly as the torque was filtered and returns it on the grid t
+    parallel_filter: Callable[[Callable[..., np.ndarray]], np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         for name in ("t", "q", "qd", "qdd", "tau", "qddd", "qdddd", "theta", "thetad", "thetadd"):

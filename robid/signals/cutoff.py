@@ -1,0 +1,259 @@
+"""The automatic cut-off of the non-periodic low-pass: the one that minimises the predicted mean-square error of
+the accelerations (docs/signals.md section 7).
+
+Model. The recorded position is x = s + n, n noise of spectrum N(f). The path computes the acceleration as
+a_hat = D^2 H x: H(f) = 1 / (1 + (tan(pi f/fs) / tan(pi fc/fs))^(2m)) is the zero-phase response of the
+forward-backward Butterworth of order m (bilinear design: exact), D(f) = j d(f) the 5-point central difference,
+d(f) = (8 sin(w h) - sin(2 w h)) / (6 h). Against the true a = -w^2 s, w = 2 pi f, the error has at each
+frequency the mean power
+
+    E|e(f)|^2 = (d^2 H - w^2)^2 S(f)  +  d^4 H^2 N(f)                                              (1)
+
+-- motion lost to the filter (and to the differentiator's own error) against noise let through and amplified by
+d^4 ~ w^4. Averaged over frequency it is the mean square error per sample (Parseval):
+
+    R(fc) = mean_f [ (d^2 H - w^2)^2 S_hat + d^4 H^2 N_hat ]                                        (2)
+
+The cut-off minimises the sum over the moving channels of R_j(fc) / A_j, A_j = mean_f w^4 S_hat_j the estimated
+mean square of channel j's acceleration: every moving joint's relative acceleration error counts alike.
+
+Spectrum P = S + N: a multitaper estimate (Thomson 1982: 4 Slepian tapers of time-bandwidth 6 over the whole
+record, each leaking less than 1e-9 of its power outside +-6/T Hz, half the lowest cut-off searched) of the second
+difference y[k] = x[k+1] - 2 x[k] + x[k-1], divided by its gain (2 sin(pi f/fs))^4. Differencing first flattens
+the steep position spectrum, so that the leakage of a large slow motion stays far below the noise -- which a
+Hann-window Welch spectrum of x itself does not achieve (its leakage, read as signal, gave 15-100 Hz).
+
+Noise N_hat. A motion's acceleration spectrum w^4 S falls off above its band; the noise's w^4 N rises (white
+quantisation: as f^4; positions resampled from jittered stamps or interpolated from a slower controller cycle
+are coloured, but their spectrum falls no faster than f^-2, so w^4 N rises at least as f^2). N_hat is therefore
+the largest spectrum under the smoothed P (median over bands of a sixth of an octave, blind to isolated lines)
+whose w^4 N_hat / f^2 does not decrease, up to the peak of the noise hump: the highest w^4 P above the valley
+between motion and noise (searched above the frequency below which all but 1e-6 of the position variance lies).
+Above that peak the spectrum may fall (the stop band of an interpolating or anti-aliasing filter) and N_hat is
+the smoothed P itself. Signal S_hat = P - N_hat in the bins that stand above N_hat by the 99.9 % quantile of
+chi^2_nu / nu, in bands whose median stands 3 times above it, else 0 (a plain unbiased P - N everywhere would
+let the noise's own fluctuation, weighted by w^4, decide the choice).
+
+Measured (tests/test_signals_cutoff.py, docs/signals.md section 7): rms acceleration error within 1.0-1.1 of the
+best cut-off chosen in hindsight on simulated records at 100 Hz - 1 kHz.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import signal, stats
+
+from robid.signals import filtering
+
+NW = 6.0
+TAPERS = 4
+#: a bin holds signal when P exceeds the noise floor by the 99.9 % quantile of chi^2_nu / nu
+SIGNIFICANCE = 0.999
+#: a channel moves when its signal variance exceeds its noise variance by this factor (30 dB)
+MOVING = 1e3
+#: candidate cut-offs per decade
+PER_DECADE = 40
+#: smoothing bands: a sixth of an octave, and at least one taper bandwidth
+BAND_RATIO = 2.0 ** (1.0 / 6.0)
+MIN_BINS = int(2 * NW + 1)
+#: a band holds motion when its median stands this many times above the noise envelope
+BAND_EXCESS = 3.0
+#: the position spectrum below the noise peak's band holds all but this share of the variance
+MOTION_SHARE = 1e-6
+#: the noise's acceleration spectrum rises at least as f^NOISE_SLOPE (its spectrum falls no faster than f^-2)
+NOISE_SLOPE = 2.0
+
+
+@dataclass(frozen=True)
+class CutoffChoice:
+    """The cut-off and why: ``noise_std`` (per channel, the white-equivalent position noise per sample: the white
+    level that leaves the same noise on the processed accelerations as the estimated noise spectrum),
+    ``acceleration_rms`` (estimated rms of each channel's true acceleration; 0 when the channel does not move),
+    ``predicted_error_rms`` (predicted rms error of each channel's processed acceleration
+    at the cut-off), ``moving`` (channels that entered the choice), ``bounds`` (the searched interval, Hz),
+    ``at_bound`` ("lower", "upper" or "") and ``given`` (the user's cut-off, only evaluated)."""
+
+    cutoff: float
+    noise_std: tuple[float, ...]
+    acceleration_rms: tuple[float, ...]
+    predicted_error_rms: tuple[float, ...]
+    moving: tuple[int, ...]
+    bounds: tuple[float, float]
+    at_bound: str
+    given: bool = False
+
+    def describe(self) -> str:
+        """The reason, for ``ProcessedSignals.method``."""
+        ratio = [
+            e / a if a > 0 else np.nan for e, a in zip(self.predicted_error_rms, self.acceleration_rms, strict=True)
+        ]
+        text = (
+            "given"
+            if self.given
+            else "from the data: the cut-off that minimises the predicted error of the accelerations (motion lost "
+            "against noise amplified, from a multitaper spectrum of the positions)"
+        )
+        text += (
+            "; position noise "
+            + _fmt(self.noise_std)
+            + " rad per sample (white-equivalent); predicted rms error of qdd "
+            + _fmt(self.predicted_error_rms)
+            + " = "
+            + ", ".join("-" if not np.isfinite(r) else f"{100 * r:.2g} %" for r in ratio)
+            + " of the rms qdd"
+        )
+        if self.at_bound:
+            text += f"; at the {self.at_bound} end of the searched range {self.bounds[0]:.3g}-{self.bounds[1]:.3g} Hz"
+        return text
+
+
+def _fmt(values: tuple[float, ...]) -> str:
+    return "[" + ", ".join(f"{v:.3g}" for v in values) + "]"
+
+
+def zero_phase_response(f: np.ndarray, cutoff: float, rate: float, order: int) -> np.ndarray:
+    """H(f) of the forward-backward digital Butterworth of ``order`` at ``cutoff``: |H_1|^2 with
+    |H_1(f)|^2 = 1 / (1 + (tan(pi f/fs) / tan(pi fc/fs))^(2 order)) (bilinear transform with prewarping)."""
+    ratio = np.tan(np.pi * np.minimum(f, 0.5 * rate * (1 - 1e-12)) / rate) / np.tan(np.pi * cutoff / rate)
+    return 1.0 / (1.0 + ratio ** (2 * order))
+
+
+def position_spectrum(x: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """(f, P, nu): the multitaper spectrum of the columns of ``x`` (N, C) as variance per bin (white noise of
+    variance s^2 gives P = s^2 at every f), estimated from the second difference and divided by its gain; P at
+    f = 0 is set to 0 (the mean is not motion). ``nu`` is the chi-square degrees of freedom of one value."""
+    y = np.diff(np.asarray(x, dtype=float), n=2, axis=0)
+    y = y - y.mean(axis=0)
+    length = y.shape[0]
+    power = np.zeros((length // 2 + 1, y.shape[1]))
+    for taper in signal.windows.dpss(length, NW, TAPERS):  # unit energy each
+        power += np.abs(np.fft.rfft(taper[:, None] * y, axis=0)) ** 2
+    f = np.fft.rfftfreq(length, d=1.0 / rate)
+    gain = (2.0 * np.sin(np.pi * f / rate)) ** 4
+    p = np.zeros_like(power)
+    p[1:] = power[1:] / TAPERS / gain[1:, None]
+    return f, p, 2 * TAPERS
+
+
+def band_medians(f: np.ndarray, p: np.ndarray, nu: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(centre, level, band index of every bin): P smoothed over bands a sixth of an octave wide (at least
+    ``MIN_BINS`` bins), as the median in the band divided by the median of chi^2_nu / nu -- unbiased for a flat
+    spectrum, and blind to a few lines."""
+    edges = [f[1]]
+    while edges[-1] < f[-1]:
+        edges.append(max(edges[-1] * BAND_RATIO, edges[-1] + MIN_BINS * (f[1] - f[0])))
+    index = np.clip(np.searchsorted(edges, f, side="right") - 1, 0, len(edges) - 2)
+    index[0] = -1
+    bands = np.unique(index[1:])
+    correction = stats.chi2.median(nu) / nu
+    level = np.array([np.median(p[index == b], axis=0) for b in bands]) / correction
+    centre = np.array([np.sqrt(f[index == b].min() * f[index == b].max()) for b in bands])
+    return centre, level, np.searchsorted(bands, index)
+
+
+def noise_spectrum(f: np.ndarray, p: np.ndarray, nu: int) -> tuple[np.ndarray, np.ndarray]:
+    """(N_hat, excess) per bin and channel (module docstring): below the noise peak, the running minimum from
+    the top of w^4 P / f^2 over the bands, times f^2 / w^4; above it, the smoothed P. ``excess`` is each band's
+    smoothed w^4 P over that envelope."""
+    centre, level, band = band_medians(f, p, nu)
+    accel = (2.0 * np.pi * centre[:, None]) ** 4 * level
+    envelope = accel.copy()
+    start = _motion_band(f, p, centre)
+    for c in range(p.shape[1]):
+        top = _noise_peak(accel[:, c], start[c])
+        tilt = centre[: top + 1] ** NOISE_SLOPE
+        envelope[: top + 1, c] = np.minimum.accumulate((accel[: top + 1, c] / tilt)[::-1])[::-1] * tilt
+    idx = np.clip(band, 0, centre.size - 1)
+    noise = envelope[idx] / np.maximum((2.0 * np.pi * f[:, None]) ** 4, 1e-300)
+    noise[0] = 0.0  # the mean: neither motion nor noise
+    return noise, (accel / np.maximum(envelope, 1e-300))[idx]
+
+
+def _noise_peak(accel: np.ndarray, start: int) -> int:
+    """The band where the noise's acceleration spectrum peaks: the largest w^4 P above its lowest value from band
+    ``start`` on (the valley between the motion and the noise)."""
+    spread = accel.copy()  # a gap between two lines one band wide is not the valley
+    spread[1:] = np.maximum(spread[1:], accel[:-1])
+    spread[:-1] = np.maximum(spread[:-1], accel[1:])
+    valley = start + int(np.argmin(spread[start:]))
+    return valley + int(np.argmax(accel[valley:]))
+
+
+def _motion_band(f: np.ndarray, p: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """Per channel, the first band above the frequency below which the position spectrum holds all but
+    ``MOTION_SHARE`` of its variance."""
+    cumulative = np.cumsum(p, axis=0) / np.maximum(np.sum(p, axis=0), 1e-300)
+    found = [np.searchsorted(cumulative[:, c], 1.0 - MOTION_SHARE) for c in range(p.shape[1])]
+    edge = f[np.minimum(found, f.size - 1)]
+    return np.minimum(np.searchsorted(centre, edge), centre.size - 1)
+
+
+def signal_spectrum(p: np.ndarray, noise: np.ndarray, excess: np.ndarray, nu: int) -> np.ndarray:
+    """S_hat = P - N where P stands above N by the 99.9 % quantile of chi^2_nu / nu (a bin that noise alone
+    would reach once in a thousand) in a band whose median stands ``BAND_EXCESS`` times above the noise, else 0."""
+    kappa = stats.chi2.ppf(SIGNIFICANCE, nu) / nu
+    return np.where((p > kappa * noise) & (excess > BAND_EXCESS), p - noise, 0.0)
+
+
+def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: float | None = None) -> CutoffChoice:
+    """The cut-off (Hz) for positions ``x`` (N, C) sampled at ``rate`` that minimises the predicted acceleration
+    error (module docstring), searched on a log grid between 12/span (edges trimmed at 3/fc then take at most
+    half of a record of ``span`` seconds; at least 40 samples remain) and 0.4 fs; with ``given``, that cut-off
+    and its predicted error."""
+    f, p, nu = position_spectrum(x, rate)
+    noise, excess = noise_spectrum(f, p, nu)
+    s_hat = signal_spectrum(p, noise, excess, nu)
+    w = 2.0 * np.pi * f
+    d2 = filtering.derivative_gain(f, rate) ** 2
+    accel = np.mean(w[:, None] ** 4 * s_hat, axis=0)
+    floor = np.median(noise[f >= 0.25 * rate], axis=0)
+    moving = (np.mean(s_hat, axis=0) > MOVING * np.maximum(floor, 1e-300)) & (accel > 0)
+    # edges trimmed at 3/fc take at most half the record and leave at least 40 samples
+    hi = 0.4 * rate
+    lo = min(max(12.0 / span, 3.0 * rate / max(0.5 * (x.shape[0] - 40), 1.0)), hi)
+    if given is not None:
+        grid = np.array([float(given)])
+    else:
+        grid = np.geomspace(lo, hi, max(int(PER_DECADE * np.log10(hi / lo)), 1) + 1)
+    risks = np.array([_risk(f, d2, w, s_hat, noise, fc, rate, order) for fc in grid])  # (G, C)
+    scale = np.where(moving, accel, np.inf) if moving.any() else np.ones_like(accel)
+    k = int(np.argmin(np.sum(risks / scale[None, :], axis=1)))
+    bound = "" if given is not None or lo >= hi else ("lower" if k == 0 else ("upper" if k == grid.size - 1 else ""))
+    return CutoffChoice(
+        cutoff=float(grid[k]),
+        noise_std=tuple(float(v) for v in np.sqrt(_white_equivalent(f, d2, noise, grid[k], rate, order))),
+        acceleration_rms=tuple(float(v) for v in np.sqrt(np.where(moving, accel, 0.0))),
+        predicted_error_rms=tuple(float(v) for v in np.sqrt(risks[k])),
+        moving=tuple(int(j) for j in np.flatnonzero(moving)),
+        bounds=(float(lo), float(hi)),
+        at_bound=bound,
+        given=given is not None,
+    )
+
+
+def _white_equivalent(
+    f: np.ndarray, d2: np.ndarray, noise: np.ndarray, cutoff: float, rate: float, order: int
+) -> np.ndarray:
+    """The white noise level that leaves the same noise on the processed accelerations as N_hat does:
+    sum_f d^4 H^2 N_hat / sum_f d^4 H^2 (per channel)."""
+    weight = (d2 * zero_phase_response(f, cutoff, rate, order)) ** 2
+    return weight @ noise / max(float(weight.sum()), 1e-300)
+
+
+def _risk(
+    f: np.ndarray,
+    d2: np.ndarray,
+    w: np.ndarray,
+    s_hat: np.ndarray,
+    noise: np.ndarray,
+    fc: float,
+    rate: float,
+    order: int,
+) -> np.ndarray:
+    """R(fc) of equation (2) per channel."""
+    h = zero_phase_response(f, fc, rate, order)[:, None]
+    lost = (d2[:, None] * h - w[:, None] ** 2) ** 2 * s_hat
+    passed = (d2[:, None] * h) ** 2 * noise
+    return np.mean(lost + passed, axis=0)
