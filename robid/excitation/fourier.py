@@ -100,8 +100,26 @@ def minimum_harmonics(rest_order: int) -> int:
     return max(n_even, n_odd) + 1
 
 
+class FourierShape:
+    """What every robid trajectory built on a Fourier series of ``period`` with coefficients ``a`` (dof, H)
+    tells about itself."""
+
+    period: float
+    a: np.ndarray
+
+    @property
+    def harmonics(self) -> int:
+        """H, the harmonics of the Fourier series."""
+        return self.a.shape[1]
+
+    @property
+    def omega(self) -> float:
+        """Fundamental angular frequency w = 2 pi / T, rad/s."""
+        return 2.0 * math.pi / self.period
+
+
 @dataclass(frozen=True, eq=False)
-class FourierTrajectory:
+class FourierTrajectory(FourierShape):
     """Joint trajectory q(t) for all joints; arrays are copied and made read-only.
 
     ``rest_order`` is None for a plain periodic series, or m >= 2 for the rest-to-rest variant (the
@@ -135,15 +153,6 @@ class FourierTrajectory:
     @property
     def dof(self) -> int:
         return self.center.shape[0]
-
-    @property
-    def harmonics(self) -> int:
-        return self.a.shape[1]
-
-    @property
-    def omega(self) -> float:
-        """Fundamental angular frequency w = 2 pi / T, rad/s."""
-        return 2.0 * math.pi / self.period
 
     @property
     def rest_to_rest(self) -> bool:

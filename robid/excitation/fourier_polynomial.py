@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.polynomial import polynomial as npoly
 
-from robid.excitation.fourier import FourierTrajectory, basis
+from robid.excitation.fourier import FourierShape, FourierTrajectory, basis
 
 #: Default tolerance of :meth:`FourierPolynomialTrajectory.band`: rms of the accelerations left out, relative.
 BAND_TOLERANCE = 0.01
@@ -35,7 +35,7 @@ _BAND_SAMPLES = 8192
 
 
 @dataclass(frozen=True, eq=False)
-class FourierPolynomialTrajectory:
+class FourierPolynomialTrajectory(FourierShape):
     """One rest-to-rest execution q(tau), tau in [0, ``period``] (module docstring); arrays are copied and made
     read-only. ``poly`` (dof, P + 1): ascending powers of tau in s."""
 
@@ -72,16 +72,6 @@ class FourierPolynomialTrajectory:
     @property
     def dof(self) -> int:
         return self.poly.shape[0]
-
-    @property
-    def harmonics(self) -> int:
-        """N, the harmonics of the Fourier part (the polynomial adds content above them: :meth:`band`)."""
-        return self.a.shape[1]
-
-    @property
-    def omega(self) -> float:
-        """Fundamental angular frequency w = 2 pi / T, rad/s."""
-        return 2.0 * math.pi / self.period
 
     @property
     def rest_to_rest(self) -> bool:

@@ -265,6 +265,21 @@ def harmonic_mask(n_bins: int, harmonics: np.ndarray) -> np.ndarray:
     return mask
 
 
+def masked_filter(mask: np.ndarray, n: int, what: str):
+    """The operator that keeps the DFT bins ``mask`` of any signal of ``n`` samples along axis 0 (``what`` names
+    the grid in the error of a wrong length): the torque's filter, applied to regressor columns (parallel
+    filtering)."""
+
+    def apply_filter(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.shape[0] != n:
+            raise ValueError(f"apply_filter expects {n} samples ({what}), got {x.shape[0]}")
+        shape = (mask.size,) + (1,) * (x.ndim - 1)
+        return np.fft.irfft(np.fft.rfft(x, axis=0) * mask.reshape(shape), n=n, axis=0)
+
+    return apply_filter
+
+
 def spectral_derivatives(x: np.ndarray, mask: np.ndarray, period: float, orders: int) -> list[np.ndarray]:
     """[x_f, x_f', ..., x_f^(orders)] of one period ``x`` (M, C) kept at the harmonics ``mask``."""
     m = x.shape[0]

@@ -12,7 +12,6 @@ instead of their average (:mod:`robid.signals.periodic_samples`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -214,19 +213,4 @@ def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOpti
         + ", after averaging and filtering "
         + format_values(est.tau_std_processed)
     )
-    return derivs, tau_f, theta_f, est, _period_filter(mask_tau, mm)
-
-
-def _period_filter(mask: np.ndarray, m: int) -> Callable[[np.ndarray], np.ndarray]:
-    """The torque's operator for any signal of one period (``m`` samples), e.g. regressor columns."""
-    bins = m // 2 + 1
-
-    def apply_filter(x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        if x.shape[0] != m:
-            raise ValueError(f"apply_filter expects {m} samples (one period), got {x.shape[0]}")
-        spectrum = np.fft.rfft(x, axis=0)
-        shape = (bins,) + (1,) * (x.ndim - 1)
-        return np.fft.irfft(spectrum * mask.reshape(shape), n=m, axis=0)
-
-    return apply_filter
+    return derivs, tau_f, theta_f, est, periodic.masked_filter(mask_tau, mm, "one period")

@@ -25,7 +25,6 @@ w_b = 1 at DC, else 2), and per sample s^2 = sum_b w_b var(X_K[b]).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -83,7 +82,7 @@ def process_samples(
         tau=tau_f,
         theta=theta_f,
         noise=est,
-        apply_filter=_block_filter(mask_tau, k * m),
+        apply_filter=periodic.masked_filter(mask_tau, k * m, "the whole periods"),
         mode="periodic-samples",
         rate=1.0 / step,
         period=period,
@@ -116,18 +115,3 @@ def _noise(block: dict[str, np.ndarray], k: int, masks: tuple[np.ndarray, np.nda
         f"bins of the {k}-period block between harmonics and outside the position band (running median, white "
         "within 33 such bins): what changes from period to period inside the band is signal here, not noise",
     )
-
-
-def _block_filter(mask: np.ndarray, n: int) -> Callable[[np.ndarray], np.ndarray]:
-    """The torque's operator for any signal on the block's grid (``n`` samples), e.g. regressor columns."""
-    bins = mask.size
-
-    def apply_filter(x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        if x.shape[0] != n:
-            raise ValueError(f"apply_filter expects {n} samples (the whole periods), got {x.shape[0]}")
-        spectrum = np.fft.rfft(x, axis=0)
-        shape = (bins,) + (1,) * (x.ndim - 1)
-        return np.fft.irfft(spectrum * mask.reshape(shape), n=n, axis=0)
-
-    return apply_filter
