@@ -94,7 +94,7 @@ def test_every_sample_accelerations_against_exact_states(depth):
     averaged = process(m, ProcessingOptions(period=PERIOD))
     assert every.mode == "periodic-samples" and averaged.mode == "periodic"
     assert every.n_periods == K and every.n_samples == K * averaged.n_samples == t.size
-    assert np.allclose(every.t, t) and every.harmonics == averaged.harmonics
+    assert np.allclose(every.t, t)
     exact = series(every.t, 2)
     err_every = rms(every.qdd - exact)
     err_avg = rms(np.tile(averaged.qdd, (K, 1)) - exact)  # the averaged period stands for each period

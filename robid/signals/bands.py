@@ -3,9 +3,9 @@
 Positions (docs/signals.md sections 6 and 7): the harmonics the user gives (``--harmonics``), all up to a
 cut-off (``--cutoff``: h/T <= fc), or chosen from the data -- on the periodic path every harmonic where the
 averaged positions stand ``snr`` times above their period-scatter noise, up to half the Nyquist frequency,
-plus the excited harmonics of the trajectory; on the single-period path the band up to the cut-off estimated
-from the position spectrum (:func:`robid.signals.filtering.estimate_cutoff`), widened to the highest excited
-harmonic. Every policy returns the set and the words that say how it was chosen (``ProcessedSignals.method``).
+plus the excited harmonics of the trajectory (the hard band; the automatic choice between it and smooth
+responses is :mod:`robid.signals.spectral_band`). Every policy returns the set and the words that say how it
+was chosen (``ProcessedSignals.method``).
 The non-periodic low-pass takes the cut-off that minimises the predicted acceleration error
 (:mod:`robid.signals.cutoff`).
 
@@ -21,17 +21,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.signals import filtering, noise, periodic
+from robid.signals import noise, periodic
 from robid.signals.cutoff import CutoffChoice, choose_cutoff
 from robid.signals.path_result import format_ranges
+from robid.signals.spectral_band import SpectralBand
 
 if TYPE_CHECKING:
     from robid.signals.processing import ProcessingOptions
-
-AUTO_CUTOFF = (
-    "twice the highest frequency at which a position spectrum stands 30 dB above its own noise floor "
-    "(give --cutoff or --harmonics to choose)"
-)
 
 Band = tuple[np.ndarray, str]
 
@@ -89,24 +85,10 @@ def snr_band(
     return harmonics, how
 
 
-def estimated_band(
-    t: np.ndarray, q: np.ndarray, rate: float, period: float, bins: int, excited: tuple[int, ...] | None
-) -> Band:
-    """Automatic band of the single-period path: harmonics 1..floor(fc T) with fc estimated from the
-    positions ``q`` sampled at ``rate`` (docs/signals.md section 7), widened to the highest ``excited`` one."""
-    fc = filtering.estimate_cutoff(t, q, rate)
-    top = int(np.floor(fc * period + 1e-9))
-    how = f"band up to {fc:.4g} Hz: {AUTO_CUTOFF}"
-    if excited and max(excited) > top:
-        top = max(excited)
-        how += f"; widened to the highest excited harmonic {top}"
-    return np.arange(1, min(top, bins - 2) + 1), how
-
-
-def torque_mask(
-    policy: str, mask: np.ndarray, mean_tau: np.ndarray, harm_tau: np.ndarray, n_periods: int, snr: float
-) -> tuple[np.ndarray, str]:
-    """The DFT mask of the averaged torque for ``policy`` (all, positions, signal) and how it was chosen.
+def torque_band(
+    policy: str, positions: SpectralBand, mean_tau: np.ndarray, harm_tau: np.ndarray, n_periods: int, snr: float
+) -> tuple[SpectralBand, str]:
+    """The band of the averaged torque for ``policy`` (all, positions, signal) and how it was chosen.
 
     The rigid-body dynamics are nonlinear in the states, so a trajectory with H harmonics drives torques at
     many more (and Coulomb friction is broadband). Cutting the torque to the position band would throw that
@@ -115,15 +97,18 @@ def torque_mask(
     filtered to the same band (``apply_filter``).
     """
     if policy == "all":
-        return np.ones_like(mask), "all harmonics (period averaging only)"
+        return SpectralBand.hard(
+            np.ones(positions.mask.size, dtype=bool), "all"
+        ), "all harmonics (period averaging only)"
     if policy == "positions":
-        return mask.copy(), "the position band"
+        return positions, "the position band"
     extra = significant_harmonics(mean_tau, harm_tau, n_periods, snr)
     how = (
         f"the position band plus every harmonic where the averaged torque stands {snr:g} times "
         "above its period-scatter noise"
     )
-    return mask | periodic.harmonic_mask(mask.size, extra), how
+    band = positions.with_extra(periodic.harmonic_mask(positions.mask.size, extra), how)
+    return band, f"{how}: {format_ranges(band.kept())}"
 
 
 def lowpass_cutoff(cutoff_hz: float | None, t: np.ndarray, q: np.ndarray, rate: float, order: int) -> CutoffChoice:

@@ -75,8 +75,9 @@ class DesignAlignment:
     mismatch: float
 
 
-def align_design(t: np.ndarray, q: np.ndarray, tau: np.ndarray, q_design: np.ndarray, where: str = "record"
-                 ) -> DesignAlignment:
+def align_design(
+    t: np.ndarray, q: np.ndarray, tau: np.ndarray, q_design: np.ndarray, where: str = "record"
+) -> DesignAlignment:
     """Start time of the design ``q_design`` (K, dof) sampled at ``tau`` (K,), tau[0] = 0, increasing, in the
     measured positions ``q`` (N, dof) on the uniform grid ``t`` (module docstring)."""
     t = np.asarray(t, dtype=float)
@@ -107,9 +108,7 @@ def _check(t: np.ndarray, q: np.ndarray, tau: np.ndarray, q_design: np.ndarray, 
         raise ValueError("tau: at least 4 increasing design times starting at 0, one per row of q_design")
     span = float(t[-1] - t[0])
     if tau[-1] > span:
-        raise RobidInputError(
-            f"{where}: the record ({span:g} s) is shorter than the design's period ({tau[-1]:g} s)"
-        )
+        raise RobidInputError(f"{where}: the record ({span:g} s) is shorter than the design's period ({tau[-1]:g} s)")
 
 
 def _on_grid(tau: np.ndarray, q_design: np.ndarray, h: float) -> np.ndarray:
@@ -129,8 +128,7 @@ def _coarse_lag(q: np.ndarray, d: np.ndarray) -> int:
     return int(np.argmin(window - 2.0 * cross))
 
 
-def _refine(spline: CubicSpline, t: np.ndarray, tau: np.ndarray, q_design: np.ndarray, guess: float,
-            h: float) -> float:
+def _refine(spline: CubicSpline, t: np.ndarray, tau: np.ndarray, q_design: np.ndarray, guess: float, h: float) -> float:
     """Sub-sample t0 within one step of ``guess`` (bounded search, then Gauss-Newton), kept inside the record."""
     lo, hi = max(guess - h, float(t[0])), min(guess + h, float(t[-1] - tau[-1]))
     if hi <= lo:

@@ -35,8 +35,7 @@ if TYPE_CHECKING:
 MAX_MISMATCH = 0.02
 
 
-def process_design_period(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, lines: list[str]
-                          ) -> PathResult:
+def process_design_period(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, lines: list[str]) -> PathResult:
     """Find, cut and process the executed period of ``o.design`` in the uniform-grid record (``t``, ``sig``)."""
     design = o.design
     _check_design(design, sig["q"].shape[1], where)

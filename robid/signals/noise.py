@@ -45,14 +45,17 @@ def harmonic_weights(m: int, n_bins: int) -> np.ndarray:
 
 
 def processed_variance(per_harmonic: np.ndarray, mask: np.ndarray, omega: float, order: int, m: int) -> np.ndarray:
-    """Noise variance (C,) of the order-th derivative rebuilt from the kept harmonics ``mask``.
+    """Noise variance (C,) of the order-th derivative rebuilt with the weights ``mask`` (0/1 for a hard band;
+    (M//2 + 1,) or one column per channel).
 
-    var = sum_{h in H} w_h (h omega)^(2 order) var(X[h]), ``per_harmonic`` (M//2 + 1, C) being the variance of
+    var = sum_h w_h W_h^2 (h omega)^(2 order) var(X[h]), ``per_harmonic`` (M//2 + 1, C) being the variance of
     the coefficient that is used (averaged over periods where applicable).
     """
     h = np.arange(per_harmonic.shape[0])
-    gain = harmonic_weights(m, per_harmonic.shape[0]) * (h * omega) ** (2 * order) * mask
-    return gain @ per_harmonic
+    weight = np.asarray(mask, dtype=float)
+    weight = weight[:, None] if weight.ndim == 1 else weight
+    gain = (harmonic_weights(m, per_harmonic.shape[0]) * (h * omega) ** (2 * order))[:, None] * weight**2
+    return np.sum(gain * per_harmonic, axis=0)
 
 
 #: The pooled noise floor rests on at least this many scatter degrees of freedom (17 harmonics from K >= 3

@@ -221,9 +221,7 @@ def cut_periods(
     total = n_periods * m
     if exact and i0 + total <= t.size:
         cut = {k: v[i0 : i0 + total].reshape(n_periods, m, *v.shape[1:]) for k, v in signals.items()}
-        return PeriodCut(
-            periods=cut, t=t[i0] + np.arange(m) * h, samples_per_period=m, resampled=False, period=m * h
-        )
+        return PeriodCut(periods=cut, t=t[i0] + np.arange(m) * h, samples_per_period=m, resampled=False, period=m * h)
     grid = start + np.arange(total) * (period / m)
     if grid[-1] > t[-1] + 0.5 * h * (1.0 + 1e-9) or grid[0] < t[0] - 1e-9 * h:
         raise ValueError("the periods do not fit in the record")
@@ -281,15 +279,17 @@ def masked_filter(mask: np.ndarray, n: int, what: str):
 
 
 def spectral_derivatives(x: np.ndarray, mask: np.ndarray, period: float, orders: int) -> list[np.ndarray]:
-    """[x_f, x_f', ..., x_f^(orders)] of one period ``x`` (M, C) kept at the harmonics ``mask``."""
+    """[x_f, x_f', ..., x_f^(orders)] of one period ``x`` (M, C) with harmonic h weighted by ``mask`` (M//2 + 1,)
+    -- 0/1 for a hard band -- or (M//2 + 1, C), one column per channel."""
     m = x.shape[0]
     spectrum = np.fft.rfft(x, axis=0)
     h = np.arange(spectrum.shape[0])
     jw = 1j * h * (2.0 * np.pi / period)
+    weights = np.asarray(mask, dtype=float)
+    weights = weights[:, None] if weights.ndim == 1 else weights
     out = []
     for order in range(orders + 1):
-        factor = (jw**order) * mask
-        out.append(np.fft.irfft(spectrum * factor[:, None], n=m, axis=0))
+        out.append(np.fft.irfft(spectrum * (jw**order)[:, None] * weights, n=m, axis=0))
     return out
 
 
@@ -307,3 +307,35 @@ def endpoint_step(x_start: np.ndarray, x_end: np.ndarray, m: int, period: float,
     u = np.arange(m) / m
     jump = np.asarray(x_end) - np.asarray(x_start)
     return [np.outer(smoothstep(u, k) / period**k, jump) for k in range(orders + 1)]
+
+
+def next_sample(x: np.ndarray, order: int) -> np.ndarray:
+    """The value one step after the last sample of ``x`` (axis 0), extrapolated by the polynomial of ``order``
+    through the last samples: 1, linear; 3, cubic, 4 x[-1] - 6 x[-2] + 4 x[-3] - x[-4] (error of order h^4 times
+    the fourth derivative)."""
+    x = np.asarray(x, dtype=float)
+    if order == 1:
+        return 2.0 * x[-1] - x[-2]
+    if order == 3:
+        return 4.0 * x[-1] - 6.0 * x[-2] + 4.0 * x[-3] - x[-4]
+    raise ValueError(f"next_sample: order 1 or 3, got {order}")
+
+
+def window_filter(weights: np.ndarray, n: int, span: float, what: str):
+    """The spectral operator of a window of ``n`` samples that need not close on itself, for any signal along
+    axis 0 (regressor columns): the jump between its first value and the value one step after it (linear
+    extrapolation, :func:`next_sample`) is removed by :func:`endpoint_step`, the remainder weighted by
+    ``weights`` (n//2 + 1,) in the DFT, the step added back. ``what`` names the window in the error of a wrong
+    length."""
+    w = np.asarray(weights, dtype=float)
+
+    def apply_filter(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.shape[0] != n:
+            raise ValueError(f"apply_filter expects {n} samples ({what}), got {x.shape[0]}")
+        flat = x.reshape(n, -1)
+        step = endpoint_step(flat[0], next_sample(flat, 1), n, span, 0)[0]
+        out = np.fft.irfft(np.fft.rfft(flat - step, axis=0) * w[:, None], n=n, axis=0) + step
+        return out.reshape(x.shape)
+
+    return apply_filter

@@ -19,8 +19,9 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.signals import bands, noise, periodic, periodic_samples, whole_periods
-from robid.signals.path_result import PathResult, format_ranges, format_values, kept_harmonics
+from robid.signals.path_result import PathResult, format_values
 from robid.signals.single_period import process_single_period
+from robid.signals.spectral_band import SpectralBand, choice_account, choose_band
 
 if TYPE_CHECKING:
     from robid.signals.processing import ProcessingOptions
@@ -73,10 +74,12 @@ def process_periodic(
             "period is more than 10 times the typical one (transient)"
         )
     lines.append(f"averaged {avg.n} periods")
-    band = _bands(avg, cut.period, o, lines)
     segment = (place.start, place.start + k * cut.period)
     if not o.average_periods:
-        return periodic_samples.process_samples(cut, band, o, segment, source, lines)
+        return periodic_samples.process_samples(
+            cut, _hard_band(avg, cut.period, o), lambda p: _torque_band(avg, p, o, lines), o, segment, source, lines
+        )
+    band = _averaged_band(avg, cut.period, o, lines)
     derivs, tau_f, theta_f, est, apply_filter = _spectral(avg, cut.period, band, o, lines)
     return PathResult(
         t=cut.t,
@@ -153,49 +156,64 @@ def _average(cut: periodic.PeriodCut, k: int, reject: bool) -> _Averaged:
 
 @dataclass(frozen=True)
 class PeriodBand:
-    """The band chosen on the averaged period: DFT masks over harmonics 0..M/2 of positions and torques."""
+    """The bands of a periodic record: positions (per joint) and torques (shared), as weights over harmonics."""
 
-    mask: np.ndarray
-    mask_tau: np.ndarray
-    kept: tuple[int, ...]
+    positions: SpectralBand
+    torques: SpectralBand
+
+    @property
+    def kept(self) -> tuple[int, ...]:
+        return self.positions.kept()
 
 
-def _bands(avg: _Averaged, period: float, o: ProcessingOptions, lines: list[str]) -> PeriodBand:
-    """Position and torque bands of the averaged period (:mod:`robid.signals.bands`), with their account."""
-    mm, kk = avg.m, avg.n
-    bins = mm // 2 + 1
+def _hard_band(avg: _Averaged, period: float, o: ProcessingOptions) -> SpectralBand:
+    """The position harmonics given, up to the cut-off, or where the averaged positions stand out of their
+    period-scatter noise (:mod:`robid.signals.bands`)."""
+    bins = avg.m // 2 + 1
     harmonics, how = bands.position_harmonics(
         o,
         period,
         bins,
-        lambda: bands.snr_band(avg.mean_q, avg.harm_q, kk, o.snr_threshold, o.excited_harmonics),
-        f" of M = {mm} samples",
+        lambda: bands.snr_band(avg.mean_q, avg.harm_q, avg.n, o.snr_threshold, o.excited_harmonics),
+        f" of M = {avg.m} samples",
     )
-    mask = periodic.harmonic_mask(bins, harmonics)
-    mask_tau, band_how = bands.torque_mask(o.torque_band, mask, avg.mean_tau, avg.harm_tau, kk, o.snr_threshold)
-    kept = kept_harmonics(mask)
-    lines.append(
-        f"DFT of the averaged period: kept DC and {len(kept)} harmonics ({how}): {format_ranges(kept)} "
-        f"(highest {max(kept) / period:.4g} Hz)"
-    )
-    kept_tau = kept_harmonics(mask_tau)
-    lines.append(
-        f"torques: kept DC and {len(kept_tau)} harmonics ({band_how})"
-        + ("" if o.torque_band == "all" else f": {format_ranges(kept_tau)}; the regressor is filtered to the same band")
-    )
-    return PeriodBand(mask, mask_tau, kept)
+    return SpectralBand.hard(periodic.harmonic_mask(bins, harmonics), how)
+
+
+def _torque_band(avg: _Averaged, positions: SpectralBand, o: ProcessingOptions, lines: list[str]) -> SpectralBand:
+    """The torque band for ``o.torque_band`` (:func:`robid.signals.bands.torque_band`), shared by every joint."""
+    shared = positions.common("the position band of every joint")
+    torques, how = bands.torque_band(o.torque_band, shared, avg.mean_tau, avg.harm_tau, avg.n, o.snr_threshold)
+    lines.append(f"torques: {how}" + ("" if o.torque_band == "all" else "; the regressor is filtered to the same band"))
+    return torques
+
+
+def _averaged_band(avg: _Averaged, period: float, o: ProcessingOptions, lines: list[str]) -> PeriodBand:
+    """The bands of the averaged period: the hard band given or chosen from the SNR, or -- automatic -- per
+    joint that or a smooth response, whichever predicts the smaller acceleration error on the rows
+    identification uses (:func:`robid.signals.spectral_band.choose_band`)."""
+    hard = _hard_band(avg, period, o)
+    positions = hard
+    if o.harmonics is None and o.cutoff_hz is None:
+        lines.append(f"DFT of the averaged period, hard band: {hard.describe(period)}")
+        floor = noise.pooled_noise_floor(avg.harm_q, avg.n)
+        positions, risk = choose_band(avg.mean_q, floor, period, 1, hard, o.min_speed, o.snr_threshold)
+        lines.append(choice_account(positions, risk, period))
+    else:
+        lines.append(f"DFT of the averaged period: kept {hard.describe(period)}")
+    return PeriodBand(positions, _torque_band(avg, positions, o, lines))
 
 
 def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOptions, lines: list[str]):
     """Spectral derivatives, noise and filter of the averaged period: (derivs, tau, theta, noise, apply_filter)."""
     mm, kk = avg.m, avg.n
-    mask, mask_tau = band.mask, band.mask_tau
+    mask, mask_tau = band.positions.weights(), band.torques.weights()[:, 0]
     derivs = periodic.spectral_derivatives(avg.mean_q, mask, period, max(2, o.derivatives))
     tau_f = periodic.spectral_derivatives(avg.mean_tau, mask_tau, period, 0)[0]
     theta_f = None
     if "theta" in avg.cut.periods:
         theta_f = periodic.spectral_derivatives(avg.cut.periods["theta"][avg.keep].mean(axis=0), mask, period, 2)
-    lines.append("averaged period differentiated by (j h omega)^n, omega = 2 pi / T, at the kept harmonics")
+    lines.append("averaged period differentiated by (j h omega)^n, omega = 2 pi / T, harmonic h weighted by the band")
     est = noise.spectral_estimate(
         avg.var_q,
         avg.var_tau,
