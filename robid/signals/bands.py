@@ -21,13 +21,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.signals import noise, periodic
+from robid.signals import filtering, noise, periodic
 from robid.signals.cutoff import CutoffChoice, choose_cutoff
 from robid.signals.path_result import format_ranges
 from robid.signals.spectral_band import SpectralBand
 
 if TYPE_CHECKING:
     from robid.signals.processing import ProcessingOptions
+
+AUTO_CUTOFF = (
+    "twice the highest frequency at which a position spectrum stands 30 dB above its own noise floor "
+    "(give --cutoff or --harmonics to choose)"
+)
 
 Band = tuple[np.ndarray, str]
 
@@ -83,6 +88,20 @@ def snr_band(
     if harmonics.size == 0:
         harmonics = np.array([1])
     return harmonics, how
+
+
+def estimated_band(
+    t: np.ndarray, q: np.ndarray, rate: float, period: float, bins: int, excited: tuple[int, ...] | None
+) -> Band:
+    """Automatic band of the single-period path: harmonics 1..floor(fc T) with fc estimated from the
+    positions ``q`` sampled at ``rate`` (docs/signals.md section 7), widened to the highest ``excited`` one."""
+    fc = filtering.estimate_cutoff(t, q, rate)
+    top = int(np.floor(fc * period + 1e-9))
+    how = f"band up to {fc:.4g} Hz: {AUTO_CUTOFF}"
+    if excited and max(excited) > top:
+        top = max(excited)
+        how += f"; widened to the highest excited harmonic {top}"
+    return np.arange(1, min(top, bins - 2) + 1), how
 
 
 def torque_band(

@@ -197,42 +197,33 @@ def signal_spectrum(p: np.ndarray, noise: np.ndarray, excess: np.ndarray, nu: in
     return np.where((p > kappa * noise) & (excess > BAND_EXCESS), p - noise, 0.0)
 
 
-def choose_cutoff(
-    x: np.ndarray, rate: float, order: int, span: float, given: float | None = None, spectral: bool = False
-) -> CutoffChoice:
+def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: float | None = None) -> CutoffChoice:
     """The cut-off (Hz) for positions ``x`` (N, C) sampled at ``rate`` that minimises the predicted acceleration
     error (module docstring), searched on a log grid between 12/span (edges trimmed at 3/fc then take at most
     half of a record of ``span`` seconds; at least 40 samples remain) and 0.4 fs; with ``given``, that cut-off
-    and its predicted error. ``spectral``: for a spectral path on one period of ``span`` seconds (no edges to
-    trim) -- the exact derivative d(f) = w, the analogue response H = 1 / (1 + (f / fc)^(2 order)), and the
-    grid from 2/span (the second harmonic) to fs/4 (half the Nyquist frequency, as the periodic path)."""
+    and its predicted error."""
     f, p, nu = position_spectrum(x, rate)
     noise, excess = noise_spectrum(f, p, nu)
     s_hat = signal_spectrum(p, noise, excess, nu)
     w = 2.0 * np.pi * f
-    d2 = w**2 if spectral else filtering.derivative_gain(f, rate) ** 2
-    response = _analogue_response if spectral else zero_phase_response
+    d2 = filtering.derivative_gain(f, rate) ** 2
     accel = np.mean(w[:, None] ** 4 * s_hat, axis=0)
     floor = np.median(noise[f >= 0.25 * rate], axis=0)
     moving = (np.mean(s_hat, axis=0) > MOVING * np.maximum(floor, 1e-300)) & (accel > 0)
-    if spectral:
-        hi = 0.25 * rate
-        lo = min(2.0 / span, hi)
-    else:
-        # edges trimmed at 3/fc take at most half the record and leave at least 40 samples
-        hi = 0.4 * rate
-        lo = min(max(12.0 / span, 3.0 * rate / max(0.5 * (x.shape[0] - 40), 1.0)), hi)
+    # edges trimmed at 3/fc take at most half the record and leave at least 40 samples
+    hi = 0.4 * rate
+    lo = min(max(12.0 / span, 3.0 * rate / max(0.5 * (x.shape[0] - 40), 1.0)), hi)
     if given is not None:
         grid = np.array([float(given)])
     else:
         grid = np.geomspace(lo, hi, max(int(PER_DECADE * np.log10(hi / lo)), 1) + 1)
-    risks = np.array([_risk(d2, w, s_hat, noise, response(f, fc, rate, order)) for fc in grid])  # (G, C)
+    risks = np.array([_risk(f, d2, w, s_hat, noise, fc, rate, order) for fc in grid])  # (G, C)
     scale = np.where(moving, accel, np.inf) if moving.any() else np.ones_like(accel)
     k = int(np.argmin(np.sum(risks / scale[None, :], axis=1)))
     bound = "" if given is not None or lo >= hi else ("lower" if k == 0 else ("upper" if k == grid.size - 1 else ""))
     return CutoffChoice(
         cutoff=float(grid[k]),
-        noise_std=tuple(float(v) for v in np.sqrt(_white_equivalent(d2, noise, response(f, grid[k], rate, order)))),
+        noise_std=tuple(float(v) for v in np.sqrt(_white_equivalent(f, d2, noise, grid[k], rate, order))),
         acceleration_rms=tuple(float(v) for v in np.sqrt(np.where(moving, accel, 0.0))),
         predicted_error_rms=tuple(float(v) for v in np.sqrt(risks[k])),
         moving=tuple(int(j) for j in np.flatnonzero(moving)),
@@ -242,21 +233,27 @@ def choose_cutoff(
     )
 
 
-def _analogue_response(f: np.ndarray, cutoff: float, rate: float, order: int) -> np.ndarray:
-    """H(f) = 1 / (1 + (f / fc)^(2 order)), the weights of a spectral path's smooth band (``rate`` unused)."""
-    return 1.0 / (1.0 + (np.asarray(f, dtype=float) / cutoff) ** (2 * order))
-
-
-def _white_equivalent(d2: np.ndarray, noise: np.ndarray, response: np.ndarray) -> np.ndarray:
+def _white_equivalent(
+    f: np.ndarray, d2: np.ndarray, noise: np.ndarray, cutoff: float, rate: float, order: int
+) -> np.ndarray:
     """The white noise level that leaves the same noise on the processed accelerations as N_hat does:
     sum_f d^4 H^2 N_hat / sum_f d^4 H^2 (per channel)."""
-    weight = (d2 * response) ** 2
+    weight = (d2 * zero_phase_response(f, cutoff, rate, order)) ** 2
     return weight @ noise / max(float(weight.sum()), 1e-300)
 
 
-def _risk(d2: np.ndarray, w: np.ndarray, s_hat: np.ndarray, noise: np.ndarray, response: np.ndarray) -> np.ndarray:
-    """R(fc) of equation (2) per channel, H = ``response``."""
-    h = response[:, None]
+def _risk(
+    f: np.ndarray,
+    d2: np.ndarray,
+    w: np.ndarray,
+    s_hat: np.ndarray,
+    noise: np.ndarray,
+    fc: float,
+    rate: float,
+    order: int,
+) -> np.ndarray:
+    """R(fc) of equation (2) per channel."""
+    h = zero_phase_response(f, fc, rate, order)[:, None]
     lost = (d2[:, None] * h - w[:, None] ** 2) ** 2 * s_hat
     passed = (d2[:, None] * h) ** 2 * noise
     return np.mean(lost + passed, axis=0)
