@@ -116,9 +116,8 @@ def torque_band(
     filtered to the same band (``apply_filter``).
     """
     if policy == "all":
-        return SpectralBand.hard(
-            np.ones(positions.mask.size, dtype=bool), "all"
-        ), "all harmonics (period averaging only)"
+        everything = SpectralBand.hard(np.ones(positions.mask.size, dtype=bool), "all harmonics")
+        return everything, "all harmonics (period averaging only)"
     if policy == "positions":
         return positions, "the position band"
     extra = significant_harmonics(mean_tau, harm_tau, n_periods, snr)
