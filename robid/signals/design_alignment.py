@@ -28,6 +28,7 @@ from scipy.interpolate import CubicSpline
 from scipy.optimize import minimize_scalar
 
 from robid.errors import RobidInputError
+from robid.signals import periodic
 
 
 @dataclass(frozen=True)
@@ -139,14 +140,6 @@ def _refine(spline: CubicSpline, t: np.ndarray, tau: np.ndarray, q_design: np.nd
 
     start = float(minimize_scalar(cost, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6 * h}).x)
     slope = spline.derivative()
-    for _ in range(3):
-        r = spline(start + tau) - q_design
-        g = slope(start + tau)
-        denom = float(np.sum(g * g))
-        if denom <= 0:
-            break
-        step = -float(np.sum(r * g)) / denom
-        if abs(step) > h:
-            break
-        start = float(np.clip(start + step, lo, hi))
-    return start
+    return periodic.gauss_newton_scalar(
+        start, lambda s: spline(s + tau) - q_design, lambda s: slope(s + tau), h, (lo, hi)
+    )

@@ -15,6 +15,7 @@ analytically, so the processed derivatives stay exact for the smooth part.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,6 +133,7 @@ def refine_period(
 
     period = guess
     mismatch = 1.0
+    slope = spline.derivative()
     for _ in range(2):
         # leave out the samples that do not repeat (transients, approach): their mismatch would bias T
         e = np.sum((spline(base + period) - spline(base)) ** 2, axis=1)
@@ -149,19 +151,35 @@ def refine_period(
         period, mismatch = float(result.x), float(result.fun)
         # Gauss-Newton steps on sum |x(t + T) - x(t)|^2: the cost is too flat near its minimum for a
         # bracketing search to reach full precision
-        slope = spline.derivative()
-        for _ in range(3):
-            r = spline(fit + period) - spline(fit)
-            g = slope(fit + period)
-            denom = float(np.sum(g * g))
-            if denom <= 0:
-                break
-            step = -float(np.sum(r * g)) / denom
-            if abs(step) > reach:
-                break
-            period += step
+        period = gauss_newton_scalar(
+            period, lambda p, fit=fit: spline(fit + p) - spline(fit), lambda p, fit=fit: slope(fit + p), reach
+        )
         mismatch = cost(period)
     return period, mismatch
+
+
+def gauss_newton_scalar(
+    x: float,
+    residual: Callable[[float], np.ndarray],
+    jacobian: Callable[[float], np.ndarray],
+    reach: float,
+    bounds: tuple[float, float] = (-np.inf, np.inf),
+    steps: int = 3,
+) -> float:
+    """Up to ``steps`` Gauss-Newton steps on sum |residual(x)|^2 over a scalar x (``jacobian`` = d residual / dx):
+    x -= sum(r J) / sum(J J), kept within ``bounds``; stops at a zero Jacobian or at a step longer than
+    ``reach`` (outside the basin the bracketing search found). For costs too flat near their minimum for a
+    bracketing search to reach full precision."""
+    for _ in range(steps):
+        r, g = residual(x), jacobian(x)
+        denom = float(np.sum(g * g))
+        if denom <= 0:
+            break
+        step = -float(np.sum(r * g)) / denom
+        if abs(step) > reach:
+            break
+        x = float(np.clip(x + step, *bounds))
+    return x
 
 
 def periodic_region(t: np.ndarray, x: np.ndarray, period: float, threshold: float = 0.02) -> tuple[float, float]:
