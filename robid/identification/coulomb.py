@@ -13,6 +13,11 @@ equal to sign(v) within 1e-4 beyond 4 s, linear through zero with slope sqrt(2/p
 place of ``sign(qd)`` for every Coulomb base parameter that stands alone (``fc_J``), at identification and at
 prediction (``ProcessingSettings.coulomb = "noise"``; ``"sign"`` keeps the plain sign). The width is the noise
 of the run at hand, not a tuned constant; where the noise estimate is zero or missing, the plain sign is used.
+
+When the measurement carries the controller's own velocity (a mapping's ``velocities:``), ``v`` is that velocity
+and ``s`` its noise (robid.signals.measured_velocity): computed from the motor encoder, it is exactly zero at rest,
+where the differentiated positions carry the quantisation noise of the log. ``"differentiated"`` keeps the
+processed velocity even then (the choice robid made before it read the measured velocity; for comparisons).
 Physical pre-sliding or Stribeck behaviour is not modelled here (see docs/estimation.md).
 """
 
@@ -23,7 +28,7 @@ from scipy.special import erf
 
 from robid.model.terms import standalone_parameters
 
-COULOMB_MODELS = ("noise", "sign")
+COULOMB_MODELS = ("noise", "differentiated", "sign")
 
 
 def expected_sign(v: np.ndarray, s: float) -> np.ndarray:
@@ -34,10 +39,13 @@ def expected_sign(v: np.ndarray, s: float) -> np.ndarray:
     return erf(v / (np.sqrt(2.0) * s))
 
 
-def smooth_coulomb_columns(W: np.ndarray, base, joint_names, qd: np.ndarray, qd_noise) -> tuple[np.ndarray, str]:
-    """The base regressor ``W`` (N, dof, nb) at velocities ``qd`` (N, dof) with the column of every standalone
-    Coulomb parameter ``fc_J`` replaced, in joint J's row, by the expected sign (:func:`expected_sign`) with
-    joint J's processed velocity noise; (regressor, one line for the processing account)."""
+def smooth_coulomb_columns(
+    W: np.ndarray, base, joint_names, qd: np.ndarray, qd_noise, source: str = "the processed velocity"
+) -> tuple[np.ndarray, str]:
+    """The base regressor ``W`` (N, dof, nb) with the column of every standalone Coulomb parameter ``fc_J``
+    replaced, in joint J's row, by the expected sign (:func:`expected_sign`) of the velocity ``qd`` (N, dof) with
+    joint J's noise std ``qd_noise[J]``; ``source`` names the velocity for the account; (regressor, one line for
+    the processing account)."""
     W = np.array(W, dtype=float, copy=True)
     done, plain = [], []
     for j, joint in enumerate(joint_names):
@@ -50,7 +58,7 @@ def smooth_coulomb_columns(W: np.ndarray, base, joint_names, qd: np.ndarray, qd_
         (done if s is not None and np.isfinite(s) and s > 0 else plain).append(f"{joint} {s:.3g}" if s else joint)
     parts = []
     if done:
-        parts.append("Coulomb columns erf(qd / (sqrt 2 s)), s the processed velocity noise: " + ", ".join(done))
+        parts.append(f"Coulomb columns erf(v / (sqrt 2 s)), v {source}, s its noise: " + ", ".join(done))
     if plain:
-        parts.append("plain sign(qd) (no velocity noise estimate): " + ", ".join(plain))
+        parts.append(f"plain sign(v) of {source} (no noise estimate): " + ", ".join(plain))
     return W, "; ".join(parts)

@@ -89,25 +89,37 @@ def regressor_of(robot: Robot, processed: ProcessedSignals, coulomb: str = "nois
     """The base regressor at the processed states (N, dof, nb), not filtered, with the Coulomb treatment
     ``coulomb`` (robid.identification.coulomb); (regressor, notes)."""
     evaluate, notes = _regressor_function(robot, processed, coulomb)
-    return evaluate(processed.q, processed.qd, processed.qdd), notes
+    return evaluate(processed.q, processed.qd, processed.qdd, _sign_velocity(processed)), notes
+
+
+def _sign_velocity(processed: ProcessedSignals) -> np.ndarray:
+    """The velocity whose sign the Coulomb columns take on the processed grid: the controller's measured one when
+    the file has it (robid.signals.measured_velocity), else the processed one."""
+    return processed.qd_measured if processed.qd_measured is not None else processed.qd
 
 
 def _regressor_function(robot: Robot, processed: ProcessedSignals, coulomb: str):
-    """(q, qd, qdd) -> base regressor (N, dof, nb) with the Coulomb treatment ``coulomb`` at the run's processed
-    velocity noise; and the note that says which."""
+    """(q, qd, qdd, v) -> base regressor (N, dof, nb) with the Coulomb treatment ``coulomb``: ``"noise"`` the
+    expected sign of ``v`` -- the measured velocity when the file has one, else the processed -- given its noise;
+    ``"differentiated"`` the same on the processed velocity ``qd`` whatever the file has; ``"sign"`` sign(qd).
+    And the note that says which."""
     from robid.identification.coulomb import COULOMB_MODELS, smooth_coulomb_columns
 
     if coulomb not in COULOMB_MODELS:
         raise RobidInputError(f"coulomb: expected one of {', '.join(COULOMB_MODELS)}, got {coulomb!r}")
     base = robot.base_parameters()
     if coulomb == "sign":
-        return base.regressor, []
-    noise = processed.noise.qd_std_processed
+        return (lambda q, qd, qdd, v=None: base.regressor(q, qd, qdd)), []
+    measured = coulomb == "noise" and processed.qd_measured is not None
+    noise = processed.qd_measured_std if measured else processed.noise.qd_std_processed
+    source = "the controller's measured velocity" if measured else "the processed velocity"
+    v0 = _sign_velocity(processed)[:1] if measured else processed.qd[:1]
     _, note = smooth_coulomb_columns(base.regressor(processed.q[:1], processed.qd[:1], processed.qdd[:1]), base,
-                                     robot.joint_names, processed.qd[:1], noise)
+                                     robot.joint_names, v0, noise, source)
 
-    def evaluate(q, qd, qdd):
-        return smooth_coulomb_columns(base.regressor(q, qd, qdd), base, robot.joint_names, qd, noise)[0]
+    def evaluate(q, qd, qdd, v=None):
+        v = v if (measured and v is not None) else qd
+        return smooth_coulomb_columns(base.regressor(q, qd, qdd), base, robot.joint_names, v, noise, source)[0]
 
     return evaluate, [note] if note else []
 
@@ -120,9 +132,9 @@ def _filtered_regressor(robot: Robot, processed: ProcessedSignals, coulomb: str)
     n, dof = processed.q.shape
     nb = len(robot.base_parameters().names)
     if processed.parallel_filter is not None:
-        W = processed.parallel_filter(lambda q, qd, qdd: evaluate(q, qd, qdd).reshape(q.shape[0], dof * nb))
+        W = processed.parallel_filter(lambda q, qd, qdd, v: evaluate(q, qd, qdd, v).reshape(q.shape[0], dof * nb))
         return W.reshape(n, dof, nb), notes
-    W = evaluate(processed.q, processed.qd, processed.qdd)
+    W = evaluate(processed.q, processed.qd, processed.qdd, _sign_velocity(processed))
     return processed.apply_filter(W.reshape(n, dof * nb)).reshape(n, dof, nb), notes
 
 

@@ -18,6 +18,26 @@ from scipy.ndimage import median_filter
 from robid.signals.records import NoiseEstimate
 
 
+def logged_step(x: np.ndarray) -> np.ndarray:
+    """The step (C,) between neighbouring values of each column of ``x`` (N, C) as logged: the smallest positive
+    difference of its distinct values, above 1e-12 of its largest magnitude (float rounding); 0 for a column
+    with fewer than two distinct values. A log written with 4 decimals (UR controller logs) has the step 1e-4."""
+    x = np.asarray(x, dtype=float)
+    out = np.zeros(x.shape[1])
+    for j in range(x.shape[1]):
+        steps = np.diff(np.unique(x[:, j]))
+        steps = steps[steps > 1e-12 * max(float(np.max(np.abs(x[:, j]))), 1e-300)]
+        out[j] = float(steps.min()) if steps.size else 0.0
+    return out
+
+
+def quantisation_variance(step) -> np.ndarray:
+    """step^2 / 12 (C,): the variance of rounding to ``step``, uniform over one step (Widrow & Kollar 2008,
+    ch. 4). On a motion that repeats exactly, the rounding error repeats too: it survives period averaging and
+    the scatter between periods does not see it, so the periodic paths add it to their noise explicitly."""
+    return np.square(np.asarray(step, dtype=float)) / 12.0
+
+
 def period_scatter(periods: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Noise from K >= 2 repeated periods ``periods`` (K, M, C).
 

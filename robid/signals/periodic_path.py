@@ -66,7 +66,7 @@ def process_periodic(
     cut = periodic.cut_periods(t, present, place.start, period, k)
     lines.append(_periods_line(period, source, cut, place))
     lines.extend(whole_periods.left_out_account(t, sig["q"], place, cut.period))
-    avg = _average(cut, k, o.reject_periods)
+    avg = _average(cut, k, o.reject_periods, o.position_step)
     rejected = tuple(int(i) + 1 for i in range(k) if i not in avg.keep)
     if rejected:
         lines.append(
@@ -138,9 +138,12 @@ def _periods_line(
     )
 
 
-def _average(cut: periodic.PeriodCut, k: int, reject: bool) -> _Averaged:
+def _average(cut: periodic.PeriodCut, k: int, reject: bool, step: tuple[float, ...] | None = None) -> _Averaged:
     """Leave out transient periods (``reject``, K >= 3: :func:`robid.signals.periodic.reject_outlier_periods`
-    on positions and torques; at least two stay), average the rest and measure their scatter."""
+    on positions and torques; at least two stay), average the rest and measure their scatter. The rounding of
+    the logged positions to ``step`` repeats with the motion, so the scatter misses it: its variance step^2/12
+    is added per sample and, as white, step^2/(12 M) per harmonic of the average
+    (:func:`robid.signals.noise.quantisation_variance`)."""
     keep = np.arange(k)
     if reject and k >= 3:
         keep = np.intersect1d(
@@ -151,6 +154,9 @@ def _average(cut: periodic.PeriodCut, k: int, reject: bool) -> _Averaged:
     pq, ptau = cut.periods["q"][keep], cut.periods["tau"][keep]
     var_q, harm_q = noise.period_scatter(pq)
     var_tau, harm_tau = noise.period_scatter(ptau)
+    if step is not None:
+        rounding = noise.quantisation_variance(step)
+        var_q, harm_q = var_q + rounding, harm_q + rounding / pq.shape[1]
     return _Averaged(cut, keep, pq.mean(axis=0), ptau.mean(axis=0), var_q, var_tau, harm_q, harm_tau)
 
 

@@ -66,7 +66,7 @@ def process_samples(
     span = k * period
     orders = max(2, o.derivatives)
     block, steps = _without_end_jump(cut, span, orders)
-    floors = _floors(block, k, block_weights(hard, k, m)[:, 0])
+    floors = _floors(block, k, block_weights(hard, k, m)[:, 0], o.position_step)
     lines.append(f"DFT of the {k}-period block, hard band: {hard.describe(period)}")
     positions = hard
     if o.harmonics is None and o.cutoff_hz is None:
@@ -138,11 +138,15 @@ def _without_end_jump(
     return block, steps
 
 
-def _floors(block: dict[str, np.ndarray], k: int, hard: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _floors(
+    block: dict[str, np.ndarray], k: int, hard: np.ndarray, step: tuple[float, ...] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Coefficient variances of the block's bins for positions and torques, from its quiet bins -- between
     harmonics (b not a multiple of K, where a periodic signal has nothing) and outside the hard position band
     ``hard`` (weights over the block's bins; where what changes from period to period is small) -- by
-    :func:`robid.signals.noise.quiet_floor`."""
+    :func:`robid.signals.noise.quiet_floor`. The rounding of the logged positions to ``step`` repeats with the
+    motion and sits on the harmonic bins (b a multiple of K), which the quiet bins do not see: its variance
+    step^2 / (12 M) is added there (:func:`robid.signals.noise.quantisation_variance`)."""
     n = block["q"].shape[0]
     b = np.arange(n // 2 + 1)
     quiet = (b % k != 0) & (hard < 0.5)
@@ -150,6 +154,8 @@ def _floors(block: dict[str, np.ndarray], k: int, hard: np.ndarray) -> tuple[np.
     floor_q, floor_tau = (
         noise.quiet_floor(np.abs(np.fft.rfft(block[name], axis=0) / n) ** 2, quiet) for name in ("q", "tau")
     )
+    if step is not None:
+        floor_q = floor_q + np.outer(b % k == 0, noise.quantisation_variance(step) / (n // k))
     return floor_q, floor_tau
 
 

@@ -20,6 +20,8 @@ from robid.errors import RobidInputError
 from robid.signals import periodic, selection, whole_periods
 from robid.signals.design_alignment import DesignSamples
 from robid.signals.design_path import process_design_period
+from robid.signals.measured_velocity import MeasuredVelocity, measured_velocity
+from robid.signals.noise import logged_step
 from robid.signals.nonperiodic_path import process_nonperiodic
 from robid.signals.path_result import MIN_SAMPLES, PathResult
 from robid.signals.periodic_path import process_periodic
@@ -54,6 +56,8 @@ class ProcessingOptions:
     ``average_periods`` (periodic path): True (default) -- one averaged period; False -- every sample of the K
     whole periods, not averaged, differentiated in the band chosen on the average (mode ``"periodic-samples"``,
     :mod:`robid.signals.periodic_samples`; e.g. to predict every measured sample).
+    ``position_step``: the step of the logged positions per joint (default: the file's own,
+    :func:`robid.signals.noise.logged_step`); the periodic paths count its rounding error as noise.
     """
 
     mode: str = "auto"
@@ -78,12 +82,15 @@ class ProcessingOptions:
     standstill_duration: float = 0.5
     design: DesignSamples | None = None
     average_periods: bool = True
+    position_step: tuple[float, ...] | None = None
 
 
 def process(measurement: Measurement, options: ProcessingOptions | None = None) -> ProcessedSignals:
     """Resample, cut, average, filter and differentiate a measurement; estimate its noise and select the rows
     identification uses (docs/signals.md sections 4-9)."""
     opts = _with_measurement_design(options or ProcessingOptions(), measurement)
+    if opts.position_step is None:
+        opts = replace(opts, position_step=tuple(float(x) for x in logged_step(measurement.q)))
     where = measurement.source
     _check_options(opts, where)
     lines = [f"source: {where} ({measurement.n_samples} samples, {measurement.dof} joints)"]
@@ -99,11 +106,13 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         lines.append(f"times in this account are from the first sample, t0 = {origin:.15g} s")
     grid = to_uniform_grid(t - origin, signals, opts.rate, resolution=float(np.spacing(np.max(np.abs(t)))))
     lines.append(grid.description)
-    t, sig = grid.t, grid.signals
+    t, sig = grid.t, dict(grid.signals)
+    qd_file = sig.pop("qd_measured", None)  # not processed: only the sign of the Coulomb term takes it
     if t.size < MIN_SAMPLES:
         raise RobidInputError(f"{where}: only {t.size} samples after resampling; at least {MIN_SAMPLES} are needed")
 
     result = _choose_and_run(t, sig, opts, where, lines)
+    measured = measured_velocity(t, qd_file, result, logged_step(measurement.qd)) if qd_file is not None else None
     if opts.decimate > 1 and result.mode != "nonperiodic":
         lines.append(f"decimate {opts.decimate} ignored: decimation belongs to the non-periodic path")
     keep, standstill = _mark_unused(result, opts, lines)
@@ -125,7 +134,7 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         noise=result.noise,
         keep=keep,
         dropped=measurement.dropped,
-        method="\n".join(lines + result.lines),
+        method="\n".join(lines + result.lines + ([measured.line] if measured is not None else [])),
         apply_filter=result.apply_filter,
         period=result.period,
         period_source=result.period_source,
@@ -138,8 +147,24 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         standstill=tuple((a + origin, b + origin) for a, b in standstill),
         notes=measurement.notes,
         row_noise=result.row_noise,
-        parallel_filter=result.parallel_filter,
+        parallel_filter=_with_sign_velocity(result.parallel_filter, measured),
+        qd_measured=measured.on_grid if measured is not None else None,
+        qd_measured_std=measured.std if measured is not None else None,
     )
+
+
+def _with_sign_velocity(parallel, measured: MeasuredVelocity | None):
+    """The path's parallel filter, handing ``evaluate`` the velocity for the Coulomb sign as a fourth argument:
+    the measured one on the whole record when the file has it, else the processed velocity."""
+    if parallel is None:
+        return None
+
+    def run(evaluate):
+        if measured is None:
+            return parallel(lambda q, qd, qdd: evaluate(q, qd, qdd, qd))
+        return parallel(lambda q, qd, qdd: evaluate(q, qd, qdd, measured.whole))
+
+    return run
 
 
 def _with_measurement_design(o: ProcessingOptions, m: Measurement) -> ProcessingOptions:
@@ -153,7 +178,7 @@ def _with_measurement_design(o: ProcessingOptions, m: Measurement) -> Processing
 def _time_window(m: Measurement, o: ProcessingOptions, lines: list[str]) -> tuple[np.ndarray, dict]:
     """The samples of the time window ``o.start``-``o.end`` (all without one): t and the signals q, tau, theta."""
     t = m.t
-    signals = {"q": m.q, "tau": m.tau, "theta": m.theta}
+    signals = {"q": m.q, "tau": m.tau, "theta": m.theta, "qd_measured": m.qd}
     if o.start is None and o.end is None:
         return t, signals
     lo = o.start if o.start is not None else t[0]
@@ -177,7 +202,7 @@ def _check_measurement(m: Measurement) -> None:
         raise RobidInputError(
             f"{where}: t (N,), q and tau (N, dof) shapes disagree: {m.t.shape}, {m.q.shape}, {m.tau.shape}"
         )
-    for name in ("t", "q", "tau", "theta"):
+    for name in ("t", "q", "tau", "theta", "qd"):
         value = getattr(m, name)
         if value is not None and not np.all(np.isfinite(value)):
             raise RobidInputError(f"{where}: {name} holds NaN or inf")

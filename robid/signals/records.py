@@ -198,12 +198,17 @@ class ProcessedSignals(_Samples):
     standstill: tuple[tuple[float, float], ...] = ()
     notes: tuple[str, ...] = ()
     row_noise: RowNoise | None = None  # filtered (correlated) rows: how white noise reaches them; None: independent
-    # non-periodic path: parallel_filter(evaluate) applies evaluate(q, qd, qdd) -> (n, k) on the whole record
-    # (edges included), filters the result exactly as the torque was filtered and returns it on the grid t
+    # non-periodic path: parallel_filter(evaluate) applies evaluate(q, qd, qdd, v) -> (n, k) on the whole record
+    # (edges included; v the velocity for the Coulomb sign: the measured one when the file has it, else qd),
+    # filters the result exactly as the torque was filtered and returns it on the grid t
     parallel_filter: Callable[[Callable[..., np.ndarray]], np.ndarray] | None = None
+    # the controller's measured velocity on the grid t and its noise std per joint, when the file has one
+    # (robid.signals.measured_velocity: the velocity whose sign the Coulomb term takes)
+    qd_measured: np.ndarray | None = None
+    qd_measured_std: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("t", "q", "qd", "qdd", "tau", "qddd", "qdddd", "theta", "thetad", "thetadd"):
+        for name in ("t", "q", "qd", "qdd", "tau", "qddd", "qdddd", "theta", "thetad", "thetadd", "qd_measured"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         keep = np.array(self.keep, dtype=bool, copy=True)
         keep.flags.writeable = False
