@@ -73,6 +73,29 @@ DESIGNS = {
 }
 #: The README's independent check of the authors' parameters (pinocchio, 30sec_12harm rows 635-3510), %.
 README_RRE = np.array([11.6, 5.4, 6.7, 17.9, 18.0, 12.0])
+#: Where robid's RRE may stand above the authors' on a run it did not identify on (held-out excitation and
+#: single-joint runs): (run, joint 1-based) -> (allowed excess in RRE points, why). Measured 2026-11-26
+#: (docs/validation.md section 4); any other joint above the authors' fails tests/test_ur10e_crossvalidation.py.
+EXPECTED_WORSE = {
+    ("ur-19_12_23_free", 2): (
+        0.5,
+        "a rest-to-rest run, processed by the single-period 30 dB band: robid's parameters with the authors' "
+        "velocity and acceleration (the controller's qd, Butterworth at 7.5 Hz) give 5.9 % against their 6.1 %, "
+        "so the 0.1 points are robid's accelerations of this run, not its parameters",
+    ),
+    ("ur-20_01_22-joint_1", 5): (
+        10.0,
+        "joint 5 stands still while joint 1 moves: both sides predict about 0 N m (rms 0.07 and 0.06) against a "
+        "measured 1.7 N m rms that neither model explains (friction held at rest, current offset); RRE ~100 % on "
+        "both sides; robid's parameters give the same 104 % with the authors' processing: the parameters, not "
+        "the processing",
+    ),
+    ("ur-20_01_22-joint_1", 6): (
+        15.0,
+        "joint 6 stands still while joint 1 moves: measured 0.6 N m rms, both sides predict about 0 (rms 0.06 and "
+        "0.01 N m); RRE ~100 % on both sides, robid's the same with the authors' processing (109 %)",
+    ),
+}
 #: Low-pass cut-off (Hz) of robid's prediction where its automatic one is refused: the authors' 0.15 of Nyquist.
 FALLBACK_CUTOFF = 7.5
 
@@ -249,6 +272,16 @@ def _predict(robot, record, path: Path, policy: ScreeningPolicy) -> tuple[np.nda
         return tau, f"prediction at {FALLBACK_CUTOFF:g} Hz (default cut-off refused: record too short)"
 
 
+def worse_than_authors(scores: list[RunScore]) -> list[tuple[str, int, float, float]]:
+    """(run, joint 1-based, robid RRE, authors' RRE) wherever robid's RRE is above the authors' on a run it did
+    not identify on and that is not a static pose (the issue's acceptance: excitation and single-joint runs)."""
+    out = []
+    for s in scores:
+        if s.group in ("held-out excitation", "single joint"):
+            out += [(s.name, j + 1, r, a) for j, (r, a) in enumerate(zip(s.robid, s.authors, strict=True)) if r > a]
+    return out
+
+
 def markdown(scores: list[RunScore], check: np.ndarray, seconds: float, processing: str) -> str:
     """The table of docs/validation.md."""
     def cells(values):
@@ -265,6 +298,12 @@ def markdown(scores: list[RunScore], check: np.ndarray, seconds: float, processi
                      f"{' / '.join(f'{v:.1f}' for v in s.robid)} | {' / '.join(f'{v:.1f}' for v in s.authors)} |")
     lines += ["", f"robid processing of the identification runs: {processing}; {seconds:.0f} s on "
               f"{platform.machine()} ({platform.python_version()}, {os.cpu_count()} cores)."]
+    worse = worse_than_authors(scores)
+    lines += ["", f"Held-out excitation and single-joint runs: robid above the authors on {len(worse)} of "
+              f"{6 * sum(s.group in ('held-out excitation', 'single joint') for s in scores)} joints."]
+    for name, joint, ours, theirs in worse:
+        why = EXPECTED_WORSE.get((name, joint), (None, "not expected: see docs/validation.md"))[1]
+        lines.append(f"* {name.removeprefix('ur-')} q{joint}: {ours:.1f} % against {theirs:.1f} %: {why}.")
     return "\n".join(lines)
 
 

@@ -3,7 +3,8 @@ Mamedov et al.: the authors' parameters mapped onto robid's standard parameters 
 independent pinocchio check; the mapping agrees with pinocchio term by term; robid's built-in UR10e has the
 authors' joint conventions; robid's pipeline runs end to end on every run. Skipped without the shared data.
 
-The comparison "robid no worse than the authors" is for after the processing changes of this issue.
+On every joint of the held-out excitation and single-joint runs robid's RRE is at most the authors', except where
+``EXPECTED_WORSE`` of the harness says why and by how much at most (docs/validation.md section 4).
 """
 
 from __future__ import annotations
@@ -79,8 +80,17 @@ def test_the_builtin_ur10e_has_the_authors_joint_conventions(folder):
         assert np.linalg.norm(turn @ flange_urdf - flange_dh) < 2.5e-3
 
 
-def test_robid_runs_end_to_end_on_every_run(harness, folder):
-    scores = harness.crossvalidate(folder)
+@pytest.fixture(scope="module")
+def scores(harness):
+    from conftest import shared_dir
+
+    path = shared_dir()
+    if path is None:
+        pytest.skip("../shared (real data sets) not present")
+    return harness.crossvalidate(path / "anchors" / "data" / "dynamic_calibration")
+
+
+def test_robid_runs_end_to_end_on_every_run(harness, folder, scores):
     check = harness.authors_check(folder)
     print("\n" + harness.markdown(scores, check, 0.0, "auto"))
     groups = [s.group for s in scores]
@@ -89,3 +99,17 @@ def test_robid_runs_end_to_end_on_every_run(harness, folder):
     for s in scores:
         assert len(s.robid) == 6 and np.all(np.isfinite(s.robid)) and np.all(np.isfinite(s.authors)), s.name
         assert s.samples > 300, s.name  # the shortest records (static poses, ~700 rows) lose their filter edges
+
+
+def test_robid_is_no_worse_than_the_authors_on_runs_it_did_not_use(harness, scores):
+    """The issue's acceptance on real data: every joint of the held-out excitation and single-joint runs at or
+    below the authors' RRE, or listed in EXPECTED_WORSE with its reason and stays within its allowance."""
+    worse = harness.worse_than_authors(scores)
+    for name, joint, ours, theirs in worse:
+        allowed, why = harness.EXPECTED_WORSE.get((name, joint), (0.0, "not expected"))
+        print(f"{name} q{joint}: robid {ours:.1f} % against the authors' {theirs:.1f} %: {why}")
+        assert ours - theirs <= allowed, (name, joint, ours, theirs)
+    moving = [s for s in scores if s.group == "single joint"]
+    for s in moving:  # the moving joint of every single-joint run: robid at or below the authors
+        j = int(s.name.rsplit("_", 1)[1]) - 1
+        assert s.robid[j] <= s.authors[j], (s.name, s.robid[j], s.authors[j])
