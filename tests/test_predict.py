@@ -92,3 +92,34 @@ def test_coulomb_column_is_the_expected_sign_given_the_velocity_noise():
         true = v - s * rng.standard_normal(400_000)  # posterior of qd given v (flat prior): N(v, s^2)
         assert expected_sign(np.array([v]), s)[0] == pytest.approx(np.mean(np.sign(true)), abs=5e-3)
     np.testing.assert_array_equal(expected_sign(np.array([-2.0, 0.0, 3.0]), 0.0), [-1.0, 0.0, 1.0])
+
+
+def test_identify_trajectory_period_is_not_forced_on_validation_runs(tmp_path, monkeypatch):
+    """``identify --trajectory`` describes the identification runs: a validation run of another motion (another
+    period) is processed with its own period, found in its data, not with the trajectory's."""
+    from test_report_html import PERIOD, RATE, ROBOT
+
+    from robid.excitation.trajectory_file import save_trajectory
+    from robid.io.result_file import read_result
+
+    robot = robid.load_robot(ROBOT)
+    traj_id = _trajectory(robot, 1)
+    save_trajectory(tmp_path / "traj.json", traj_id)
+    _measurement(robot, traj_id, tmp_path / "id.csv", 11)
+    other = 0.7 * PERIOD  # same shape, played faster: another period
+    t = np.arange(0.0, 3 * other, 1.0 / RATE)
+    q, qd, qdd = _trajectory(robot, 2).trajectory.evaluate(t * PERIOD / other)
+    qd, qdd = qd * PERIOD / other, qdd * (PERIOD / other) ** 2
+    tau = robot.inverse_dynamics(q, qd, qdd) + np.random.default_rng(3).normal(size=q.shape) * 0.05
+    header = ",".join(["t"] + [f"q{j + 1}" for j in range(3)] + [f"tau{j + 1}" for j in range(3)])
+    np.savetxt(tmp_path / "val.csv", np.column_stack([t, q, tau]), delimiter=",", header=header, comments="")
+    monkeypatch.chdir(tmp_path)
+    rc = main(["identify", ROBOT, "id.csv", "--trajectory", "traj.json", "--validate", "val.csv",
+               "--out", "result.json"])
+    assert rc == 0
+    record = read_result(tmp_path / "result.json")
+    ident = [r for r in record.runs if r.role == "identification"][0]
+    val = record.validation_data[0]
+    assert ident.period_source == "trajectory" and ident.period_s == pytest.approx(PERIOD)
+    assert val.period_source == "detected" and val.period_s == pytest.approx(other, rel=1e-4)
+    assert max(m.nrmse_percent for m in val.fit.per_joint) < 10.0

@@ -46,17 +46,36 @@ def run(args: argparse.Namespace) -> int:
     progress.set_progress(progress.stderr_printer)
     terms = tuple(t.strip() for t in args.terms.split(",")) if args.terms else None
     robot = robid.load_robot(args.robot, terms=terms)
+    common = processing_options(args)
     options = IdentificationOptions(
         method=args.method,
-        processing=processing_options(args),
+        processing=common,
         mapping=args.mapping,
         policy=screening_policy(args),
         regularization=args.regularization,
+        file_processing=validation_processing(common, args.validate),
     )
     record = identify(robot, args.measurements, options, validation_files=args.validate)
     write_result(args.out, record)
     print_summary(record, args.out)
     return 0
+
+
+def validation_processing(common, files: list[str]) -> dict:
+    """Per validation file, the options without the timing the command line gave (``--trajectory``,
+    ``--period``, ``--harmonics``, ``--start``/``--end``, ...): they describe the identification runs; a
+    validation run is another motion, whose period and band are found in its own data (or its mapping's
+    design). Empty when no timing was given."""
+    from robid.identification.recording import FILE_TIMING, without_file_timing
+
+    if not files or all(getattr(common, k) is None for k in FILE_TIMING if k != "period_source"):
+        return {}
+    sys.stderr.write(
+        "validation runs: processed without the period, band and time window given for the identification runs "
+        "(found in their own data)\n"
+    )
+    own = without_file_timing(common)
+    return {str(f): own for f in files}
 
 
 def nrmse_line(fit) -> str:

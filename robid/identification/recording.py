@@ -54,7 +54,7 @@ def processing_options(settings: ProcessingSettings, file: str | None = None) ->
 
 
 #: ProcessingOptions fields that describe one file's timing (its period, harmonics, window), not the method
-FILE_TIMING = ("period", "period_source", "harmonics", "excited_harmonics", "n_periods", "start", "end")
+FILE_TIMING = ("period", "period_source", "harmonics", "excited_harmonics", "n_periods", "start", "end", "design")
 
 
 def options_for_file(record, path: str) -> tuple[ProcessingOptions, str | None, list[str]]:
@@ -77,12 +77,17 @@ def options_for_file(record, path: str) -> tuple[ProcessingOptions, str | None, 
             key = found[0]
             notes = [f"processed with the options identification used for {key} ({how})"] if how else []
             return processing_options(settings, key), settings.per_file_mapping.get(key, settings.mapping), notes
-    timing = {k: None for k in FILE_TIMING} | {"period_source": "user"}
     notes = [
         f"not a file of the identification ({', '.join(known)}): processed with its common options, without "
         "their period, band and time window"
     ]
-    return dataclasses.replace(processing_options(settings), **timing), settings.mapping, notes
+    return without_file_timing(processing_options(settings)), settings.mapping, notes
+
+
+def without_file_timing(options: ProcessingOptions) -> ProcessingOptions:
+    """``options`` without the fields that describe one file's timing (``FILE_TIMING``): what another run -- a
+    validation run, a file to predict -- is processed with, its period and band its own."""
+    return dataclasses.replace(options, **({k: None for k in FILE_TIMING} | {"period_source": "user"}))
 
 
 def screening_policy(settings: ProcessingSettings):
