@@ -54,7 +54,7 @@ def test_the_report_renders_the_record_and_processes_nothing():
 
 def test_no_package_imports_the_command_line_or_the_campaign():
     for package in ("model", "symbolic", "dynamics", "excitation", "signals", "estimation", "simulation", "io",
-                    "identification", "report", "record"):
+                    "elastic", "identification", "report", "record"):
         used = _outside(package)
         assert not [m for m in used if m.startswith(("robid.cli", "robid.campaign"))], package
 

@@ -1,0 +1,52 @@
+"""``robid modal ROBOT --pose Q1,Q2,... [--motors controlled|locked] [--json]``: modes of an elastic robot."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "modal",
+        help="elastic-joint modal analysis at a pose: frequencies, damping ratios, mode shapes",
+        description="Linearise the elastic-joint robot at a pose (static equilibrium, gravity and compensators "
+        "included) and solve its eigenproblem: natural frequencies (Hz), damping ratios and joint-space mode "
+        "shapes, sorted by frequency. --motors controlled closes the motor-side PD loop of the robot file; "
+        "locked holds every rotor still (robid/elastic/modal.py).",
+    )
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
+    p.add_argument("--pose", required=True, metavar="Q1,Q2,...",
+                   help="joint positions, comma-separated; rad (m) or with a unit, e.g. 90deg")
+    p.add_argument("--motors", choices=("controlled", "locked"), default="controlled",
+                   help="motor-side PD loop of the robot file (default) or rotors held still")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import robid
+    from robid.elastic import modal_analysis
+    from robid.model.units import parse_quantity
+
+    robot = robid.load_robot(args.robot)
+    items = [s for s in args.pose.split(",") if s.strip()]
+    pose = [parse_quantity(s.strip(), f"--pose value {i + 1}") for i, s in enumerate(items)]
+    result = modal_analysis(robot, pose, args.motors)
+    if args.json:
+        json.dump(result.to_json(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    w = sys.stdout.write
+    coords = result.model.coordinates
+    w(f"{robot.model.name} at pose [{', '.join(f'{x:.6g}' for x in result.model.pose)}], motors {args.motors}: "
+      f"{len(result.frequencies_hz)} modes" + ("" if result.stable else " -- UNSTABLE (an eigenvalue with Re > 0)")
+      + "\n")
+    w(f"{'mode':>4} {'f (Hz)':>10} {'zeta (%)':>9}  shape " + " ".join(f"{c:>10}" for c in coords) + "\n")
+    for k, (f, z) in enumerate(zip(result.frequencies_hz, result.damping_ratios, strict=True)):
+        shape = " ".join(f"{v:>10.4f}" for v in result.mode_shapes[k])
+        w(f"{k + 1:>4} {f:>10.4f} {100 * z:>9.3f}        {shape}\n")
+    if result.overdamped_poles:
+        w("overdamped (real) poles [1/s]: " + ", ".join(f"{p:.4g}" for p in result.overdamped_poles) + "\n")
+    return 0
