@@ -109,16 +109,16 @@ def _regressor_function(robot: Robot, processed: ProcessedSignals, coulomb: str)
         raise RobidInputError(f"coulomb: expected one of {', '.join(COULOMB_MODELS)}, got {coulomb!r}")
     base = robot.base_parameters()
     if coulomb == "sign":
-        return (lambda q, qd, qdd, v=None: base.regressor(q, qd, qdd)), []
+        return (lambda q, qd, qdd, v: base.regressor(q, qd, qdd)), []
     measured = coulomb == "noise" and processed.qd_measured is not None
     noise = processed.qd_measured_std if measured else processed.noise.qd_std_processed
     source = "the controller's measured velocity" if measured else "the processed velocity"
-    v0 = _sign_velocity(processed)[:1] if measured else processed.qd[:1]
+    v0 = processed.qd_measured[:1] if measured else processed.qd[:1]
     _, note = smooth_coulomb_columns(base.regressor(processed.q[:1], processed.qd[:1], processed.qdd[:1]), base,
                                      robot.joint_names, v0, noise, source)
 
-    def evaluate(q, qd, qdd, v=None):
-        v = v if (measured and v is not None) else qd
+    def evaluate(q, qd, qdd, v):
+        v = v if measured else qd
         return smooth_coulomb_columns(base.regressor(q, qd, qdd), base, robot.joint_names, v, noise, source)[0]
 
     return evaluate, [note] if note else []
