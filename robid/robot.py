@@ -32,18 +32,24 @@ class BaseParameters:
     _module: object = field(repr=False, compare=False, default=None)
     _c: object = field(repr=False, compare=False, default=None)
 
-    def regressor(self, q, qd, qdd, out=None) -> np.ndarray:
-        """(N, dof, nb) base regressor; ``out`` an optional buffer of that shape to fill and return."""
-        states = _states(q, qd, qdd)
-        if self._c is not None:
+    motor_joints: tuple[int, ...] = ()
+
+    def regressor(self, q, qd, qdd, out=None, *, motor=None) -> np.ndarray:
+        """(N, rows, nb) base regressor; ``out`` an optional buffer of that shape to fill and return.
+
+        Rows are the joints, followed for the elastic layout by the motor rows of the elastic joints; then
+        ``motor=(theta, thetad, thetadd)`` gives the motor states, (N, dof) each (docs/elastic.md)."""
+        states = _states(q, qd, qdd) + _motor_states(self.motor_joints, motor, np.shape(q))
+        if self._c is not None and not self.motor_joints:
             return self._c.evaluate("base_regressor", *states, out=out)
         return self._module.base_regressor(*states, out=out)
 
     def values(self, standard_values) -> np.ndarray:
         return self.grouping @ np.asarray(standard_values, dtype=float)
 
-    def inverse_dynamics(self, q, qd, qdd, base_values) -> np.ndarray:
-        return self._module.base_inverse_dynamics(*_states(q, qd, qdd), np.asarray(base_values, dtype=float))
+    def inverse_dynamics(self, q, qd, qdd, base_values, *, motor=None) -> np.ndarray:
+        states = _states(q, qd, qdd) + _motor_states(self.motor_joints, motor, np.shape(q))
+        return self._module.base_inverse_dynamics(*states, np.asarray(base_values, dtype=float))
 
 
 class Robot:
@@ -53,7 +59,7 @@ class Robot:
         from robid.model.terms import default_terms, normalise_terms
 
         self.model = model
-        self.terms = normalise_terms(terms) if terms is not None else default_terms(model)
+        self.terms = normalise_terms(terms, model) if terms is not None else default_terms(model)
         self._module = None
         self._c = None
         self._meta = None
@@ -109,18 +115,35 @@ class Robot:
             self._parameters = nominal_values(self.model, self.terms)
         return self._parameters.copy()
 
-    def regressor(self, q, qd, qdd, out=None) -> np.ndarray:
-        """(N, dof, P) standard regressor: tau = Y @ parameters; ``out`` an optional buffer to fill and return."""
+    @property
+    def motor_joints(self) -> tuple[int, ...]:
+        """0-based indices of the joints with a motor row (elastic layout: ``stiffness`` among the terms)."""
+        names = self.meta.get("motor_joints", [])
+        return tuple(self.joint_names.index(n) for n in names)
+
+    @property
+    def rows(self) -> int:
+        """Rows of the regressor per sample: dof, plus one motor row per elastic joint in the elastic layout."""
+        return self.dof + len(self.motor_joints)
+
+    def regressor(self, q, qd, qdd, out=None, *, motor=None) -> np.ndarray:
+        """(N, rows, P) standard regressor: tau = Y @ parameters; ``out`` an optional buffer to fill and return.
+
+        For the elastic layout ``motor=(theta, thetad, thetadd)``, each (N, dof), gives the motor states (motor
+        angle / gear ratio); the rows are then the link equations followed by the motor equations of the elastic
+        joints (docs/elastic.md section 2)."""
         module = self._compile()
-        states = _states(q, qd, qdd, self.dof)
-        if self._c is not None:
+        states = _states(q, qd, qdd, self.dof) + _motor_states(self.motor_joints, motor, np.shape(q))
+        if self._c is not None and not self.motor_joints:
             return self._c.evaluate("regressor", *states, out=out)
         return module.regressor(*states, out=out)
 
-    def inverse_dynamics(self, q, qd, qdd, parameters=None) -> np.ndarray:
-        """(N, dof) joint torques with the nominal (or given) standard parameters."""
+    def inverse_dynamics(self, q, qd, qdd, parameters=None, *, motor=None) -> np.ndarray:
+        """(N, rows) joint torques with the nominal (or given) standard parameters (``motor`` as in
+        :meth:`regressor`)."""
         p = self.parameters if parameters is None else np.asarray(parameters, dtype=float)
-        return self._compile().inverse_dynamics(*_states(q, qd, qdd, self.dof), p)
+        states = _states(q, qd, qdd, self.dof) + _motor_states(self.motor_joints, motor, np.shape(q))
+        return self._compile().inverse_dynamics(*states, p)
 
     def base_parameters(self) -> BaseParameters:
         module = self._compile()
@@ -136,6 +159,7 @@ class Robot:
             exact=bool(b["exact"]),
             _module=module,
             _c=self._c,
+            motor_joints=self.motor_joints,
         )
 
 
@@ -162,6 +186,21 @@ def _states(q, qd, qdd, dof: int | None = None):
         arrays.append(a)
     if not arrays[0].shape == arrays[1].shape == arrays[2].shape:
         raise RobidInputError("q, qd, qdd: shapes differ")
+    return arrays
+
+
+def _motor_states(motor_joints: tuple[int, ...], motor, shape) -> list:
+    """The motor states (theta, thetad, thetadd) the elastic layout needs, checked; none for a rigid layout."""
+    if not motor_joints:
+        if motor is not None:
+            raise RobidInputError("motor: motor states given, but the terms have no elastic layout ('stiffness')")
+        return []
+    if motor is None or len(motor) != 3:
+        raise RobidInputError("motor: the elastic layout needs motor=(theta, thetad, thetadd), each shaped like q")
+    arrays = _states(*motor, shape[-1] if len(shape) else None)
+    expected = tuple(shape) if len(shape) == 2 else (1, *shape)
+    if arrays[0].shape != expected:
+        raise RobidInputError(f"motor: expected the shape of q {tuple(shape)}, got {arrays[0].shape}")
     return arrays
 
 

@@ -1,9 +1,12 @@
 """Names of the regressor terms, the default set, and nominal parameter values (no sympy here).
 
 Terms (docs/model.md): ``rigid`` (10 standard inertial parameters per body, about the frame origin), ``rotor``
-(reflected rotor inertia Ia_J = rotor_inertia * gear_ratio^2, only joints with a drive), ``viscous`` (fv_J),
-``coulomb`` (fc_J), ``offset`` (f0_J) and ``compensator`` (comp_k_J and comp_kl0_J for a spring balancer, comp_p0_J
-for a gas cylinder; docs/model.md). Column order: rigid blocks joint by joint, then Ia_*, fv_*, fc_*, f0_*, comp_*.
+(reflected rotor inertia Ia_J = rotor_inertia * gear_ratio^2, only joints with a drive), ``rotor_coupled`` (the
+same Ia_J with the rotor-link coupling of the complete elastic model), ``viscous`` (fv_J), ``coulomb`` (fc_J),
+``offset`` (f0_J), ``compensator`` (comp_k_J and comp_kl0_J for a spring balancer, comp_p0_J for a gas cylinder;
+docs/model.md), and for the joints with an elasticity block ``stiffness`` (k_J), ``damping`` (d_J) and
+``link_viscous`` (fl_J); ``stiffness`` switches on the elastic layout with motor rows (docs/elastic.md).
+Column order: rigid blocks joint by joint, then Ia_*, fv_*, fc_*, f0_*, comp_*, k_*, d_*, fl_*.
 """
 
 from __future__ import annotations
@@ -13,7 +16,12 @@ import numpy as np
 from robid.errors import RobidInputError
 from robid.model.robot_model import RobotModel
 
-TERM_ORDER = ("rigid", "rotor", "viscous", "coulomb", "offset", "compensator")
+TERM_ORDER = (
+    "rigid", "rotor", "rotor_coupled", "viscous", "coulomb", "offset", "compensator",
+    "stiffness", "damping", "link_viscous",
+)
+ELASTIC_TERMS = ("stiffness", "damping", "link_viscous")
+_ELASTIC_ATTR = {"stiffness": "stiffness", "damping": "damping", "link_viscous": "link_viscous"}
 _FRICTION_ATTR = {"viscous": "viscous", "coulomb": "coulomb", "offset": "offset"}
 
 
@@ -28,13 +36,23 @@ def default_terms(model: RobotModel) -> tuple[str, ...]:
     return tuple(terms)
 
 
-def normalise_terms(terms) -> tuple[str, ...]:
+def normalise_terms(terms, model: RobotModel | None = None) -> tuple[str, ...]:
+    """The terms in column order, checked: known names, ``rigid`` present, one rotor model, and elastic terms
+    only with ``stiffness`` on a robot that has elastic joints (when ``model`` is given)."""
     terms = tuple(terms)
     unknown = [t for t in terms if t not in TERM_ORDER]
     if unknown:
         raise RobidInputError(f"terms: unknown term {unknown[0]!r} (known: {', '.join(TERM_ORDER)})")
     if "rigid" not in terms:
         raise RobidInputError("terms: 'rigid' is required")
+    if "rotor" in terms and "rotor_coupled" in terms:
+        raise RobidInputError("terms: 'rotor' (reduced model) and 'rotor_coupled' (complete model) exclude each other")
+    if any(t in terms for t in ELASTIC_TERMS[1:]) and "stiffness" not in terms:
+        raise RobidInputError("terms: 'damping' and 'link_viscous' need 'stiffness' (the elastic layout)")
+    if "stiffness" in terms and model is not None and not model.is_elastic:
+        raise RobidInputError(
+            f"terms: 'stiffness' needs a joint with an 'elasticity' block; robot {model.name!r} has none"
+        )
     return tuple(t for t in TERM_ORDER if t in terms)
 
 
@@ -45,8 +63,10 @@ def nominal_values(model: RobotModel, terms: tuple[str, ...]) -> np.ndarray:
         if t == "rigid":
             for joint in model.joints:
                 values += [float(v) for v in joint.link.standard_parameters()]
-        elif t == "rotor":
+        elif t in ("rotor", "rotor_coupled"):
             values += [j.drive.reflected_inertia for j in model.joints if j.drive is not None]
+        elif t in ELASTIC_TERMS:
+            values += [float(getattr(j.elasticity, _ELASTIC_ATTR[t])) for j in model.joints if j.elasticity]
         elif t == "compensator":
             for j in model.joints:
                 c = j.compensator

@@ -72,14 +72,18 @@ def priority_order(names: list[str], joint_names: list[str]) -> list[int]:
     return sorted(range(len(names)), key=key)
 
 
-def random_states(rng: np.random.Generator, n: int, dof: int, revolute: list[bool]):
+def random_states(rng: np.random.Generator, n: int, dof: int, revolute: list[bool], motors: bool = False):
+    """Random (q, qd, qdd), followed by (theta, thetad, thetadd) for the elastic layout."""
     q = rng.uniform(-np.pi, np.pi, (n, dof))
     for k, r in enumerate(revolute):
         if not r:
             q[:, k] = rng.uniform(-0.5, 0.5, n)
     qd = rng.uniform(-2.0, 2.0, (n, dof))
     qdd = rng.uniform(-5.0, 5.0, (n, dof))
-    return q, qd, qdd
+    if not motors:
+        return q, qd, qdd
+    theta = q - rng.uniform(-0.5, 0.5, (n, dof))
+    return q, qd, qdd, theta, rng.uniform(-2.0, 2.0, (n, dof)), rng.uniform(-5.0, 5.0, (n, dof))
 
 
 def select_columns(w: np.ndarray, order: list[int]) -> tuple[list[int], list[int]]:
@@ -94,7 +98,7 @@ def select_columns(w: np.ndarray, order: list[int]) -> tuple[list[int], list[int
     return sorted(kept), zero
 
 
-def rational_states(seed: int, n: int, symbols) -> list[dict[str, Fraction]]:
+def rational_states(seed: int, n: int, symbols, motors=()) -> list[dict[str, Fraction]]:
     rnd = random.Random(seed)
     states = []
     for _ in range(n):
@@ -109,16 +113,21 @@ def rational_states(seed: int, n: int, symbols) -> list[dict[str, Fraction]]:
             x[js.qd.name] = Fraction(rnd.choice([-3, -2, -1, 1, 2, 3]), rnd.randint(1, 3))
             x[js.qdd.name] = Fraction(rnd.randint(-4, 4), rnd.randint(1, 3))
             x[js.sign.name] = Fraction(1 if x[js.qd.name] > 0 else -1)
+        for m in motors:
+            x[m.dl.name] = Fraction(rnd.randint(-5, 5), rnd.randint(1, 9))
+            x[m.thd.name] = Fraction(rnd.choice([-3, -2, -1, 1, 2, 3]), rnd.randint(1, 3))
+            x[m.thdd.name] = Fraction(rnd.randint(-4, 4), rnd.randint(1, 3))
+            x[m.sign.name] = Fraction(1 if x[m.thd.name] > 0 else -1)
         states.append(x)
     return states
 
 
-def exact_grouping(exact_eval, states, dof: int, kept: list[int], dependent: list[int]):
+def exact_grouping(exact_eval, states, rows: int, kept: list[int], dependent: list[int]):
     """Exact B with W[:, dependent] = W[:, kept] B on the rational states, or None if inconsistent."""
     rows_kept, rows_dep = [], []
     for x in states:
         values = exact_eval(x)
-        for i in range(dof):
+        for i in range(rows):
             rows_kept.append([QQ.convert(values.get((i, k), 0)) for k in kept])
             rows_dep.append([QQ.convert(values.get((i, k), 0)) for k in dependent])
     wk = DomainMatrix(rows_kept, (len(rows_kept), len(kept)), QQ)
@@ -191,28 +200,29 @@ def derive_base(
     symbols,
     seed: int = 20261125,
     inexact_columns: set[int] | frozenset[int] = frozenset(),
+    motors=(),
 ) -> BaseDerivation:
     """Rank, selection, grouping and classes (module docstring).
 
     ``inexact_columns`` (balancer columns with sqrt) have no exact rational evaluation: the exact solve runs
     without them when they are kept and nothing groups into them; if one of them is dependent, or carries a
-    grouping coefficient, the float grouping is used.
+    grouping coefficient, the float grouping is used. ``motors`` (the elastic layout's motor symbols): the
+    states then include motor positions, velocities and accelerations, and each state has their rows too.
     """
     p = len(names)
     dof = len(joint_names)
+    rows = dof + len(motors)
     rng = np.random.default_rng(seed)
-    n_states = max(int(math.ceil(3 * p / dof)), 40)
-    q, qd, qdd = random_states(rng, n_states, dof, revolute)
-    w = numeric_regressor(q, qd, qdd).reshape(-1, p)
+    n_states = max(int(math.ceil(3 * p / rows)), 40)
+    w = numeric_regressor(*random_states(rng, n_states, dof, revolute, bool(motors))).reshape(-1, p)
     kept, zero = select_columns(w, priority_order(names, joint_names))
     dependent = [k for k in range(p) if k not in kept and k not in zero]
-    states = rational_states(seed, int(math.ceil(1.5 * len(kept) / dof)) + 4, symbols)
-    b_float, fractions_b = grouping_coefficients(w, kept, dependent, exact_eval, states, dof, inexact_columns)
+    states = rational_states(seed, int(math.ceil(1.5 * len(kept) / rows)) + 4, symbols, motors)
+    b_float, fractions_b = grouping_coefficients(w, kept, dependent, exact_eval, states, rows, inexact_columns)
     exact = not dependent or fractions_b is not None
     grouping, grouping_exact, exprs = grouping_rows(names, kept, dependent, b_float, fractions_b)
     # check back on fresh states: Y theta == Yb (G theta) for random theta
-    q2, qd2, qdd2 = random_states(np.random.default_rng(seed + 1), 25, dof, revolute)
-    y2 = numeric_regressor(q2, qd2, qdd2)
+    y2 = numeric_regressor(*random_states(np.random.default_rng(seed + 1), 25, dof, revolute, bool(motors)))
     theta = np.random.default_rng(seed + 2).normal(size=p)
     full = y2 @ theta
     base = y2[:, :, kept] @ (grouping @ theta)
@@ -229,7 +239,7 @@ def derive_base(
 
 
 def grouping_coefficients(
-    w: np.ndarray, kept: list[int], dependent: list[int], exact_eval, states, dof: int, inexact_columns
+    w: np.ndarray, kept: list[int], dependent: list[int], exact_eval, states, rows: int, inexact_columns
 ) -> tuple[np.ndarray, list[list[Fraction]] | None]:
     """``B`` with ``W[:, dependent] = W[:, kept] B`` (module docstring, step 2): the float least-squares ``B``,
     and the exact one (then also as floats) when it exists and reproduces the float rows to 1e-9, else None."""
@@ -241,7 +251,7 @@ def grouping_coefficients(
     exact_possible = not any(d in inexact_columns for d in dependent) and (
         not inexact_kept_rows or np.abs(b_float[inexact_kept_rows]).max(initial=0.0) < 1e-9
     )
-    sub = exact_grouping(exact_eval, states, dof, rational_kept, dependent) if exact_possible else None
+    sub = exact_grouping(exact_eval, states, rows, rational_kept, dependent) if exact_possible else None
     if sub is None:
         return b_float, None
     zero_row = [Fraction(0)] * len(dependent)

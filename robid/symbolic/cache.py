@@ -26,7 +26,8 @@ def cache_dir() -> Path:
 
 
 def model_key(model: RobotModel, terms: tuple[str, ...]) -> str:
-    """Hash of the kinematics, gravity, joint names, drives (rotor columns), balancer geometry and terms.
+    """Hash of the kinematics, gravity, joint names, drives (rotor columns; gear ratios for the coupled rotor),
+    elastic joints (elastic layout), balancer geometry and terms.
 
     Not of the inertial, friction or balancer values: the same generated code serves any of them."""
     desc = {
@@ -39,6 +40,9 @@ def model_key(model: RobotModel, terms: tuple[str, ...]) -> str:
                 "type": j.type,
                 "geometry": repr(j.geometry),
                 "drive": j.drive is not None,
+                # the coupled rotor's columns carry 1/gear_ratio; the elastic layout depends on which joints are
+                "gear_ratio": repr(j.drive.gear_ratio) if "rotor_coupled" in terms and j.drive else None,
+                "elastic": j.elasticity is not None if "stiffness" in terms else None,
                 "compensator": _compensator_shape(j.compensator),
             }
             for j in model.joints

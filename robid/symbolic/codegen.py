@@ -155,11 +155,19 @@ NUMPY_INPUTS = {
     "qd": "qd[:, {k}]",
     "sign": "np.sign({qd})",
     "qdd": "qdd[:, {k}]",
+    "dl": "q[:, {k}] - theta[:, {k}]",
+    "thd": "thetad[:, {k}]",
+    "sgm": "np.sign({thd})",
+    "thdd": "thetadd[:, {k}]",
 }
+
+#: array arguments of the generated functions: joint states, then motor states for the elastic layout
+JOINT_ARRAYS = ("q", "qd", "qdd")
+MOTOR_ARRAYS = ("theta", "thetad", "thetadd")
 
 
 def input_statements(
-    symbols: list[JointSymbols], used: set, angle_offsets: list[float], spelling: dict[str, str]
+    symbols: list[JointSymbols], used: set, angle_offsets: list[float], spelling: dict[str, str], motors=()
 ) -> list[tuple[str, str]]:
     """``(variable, expression)`` for every joint input the program reads, in declaration order.
 
@@ -182,6 +190,16 @@ def input_statements(
         for kind, sym, needed in present:
             if needed:
                 out.append((sym.name, spelling[kind].format(k=k, angle=angle, qd=js.qd.name)))
+    for m in motors:  # elastic layout: deflection q - theta, motor velocity, its sign, motor acceleration
+        present = (
+            ("dl", m.dl, m.dl in used),
+            ("thd", m.thd, m.thd in used or m.sign in used),
+            ("sgm", m.sign, m.sign in used),
+            ("thdd", m.thdd, m.thdd in used),
+        )
+        for kind, sym, needed in present:
+            if needed:
+                out.append((sym.name, spelling[kind].format(k=m.joint, thd=m.thd.name)))
     return out
 
 
@@ -207,13 +225,15 @@ def numpy_function(
     columns: list[int] | None = None,
     torque_output: str | None = None,
     n_params: int = 0,
+    motors=(),
 ) -> tuple[str, dict[str, int]]:
     """Source of a vectorised function and its operation counts.
 
-    Regressor (``columns`` given): ``name(q, qd, qdd)`` -> (N, dof, len(columns)) with those standard columns.
-    Torque (``torque_output`` given, e.g. "tau"): ``name(q, qd, qdd, params)`` -> (N, dof) from the outputs
+    Regressor (``columns`` given): ``name(q, qd, qdd)`` -> (N, rows, len(columns)) with those standard columns.
+    Torque (``torque_output`` given, e.g. "tau"): ``name(q, qd, qdd, params)`` -> (N, rows) from the outputs
     ``(torque_output, i)``, whose parameter inputs are the symbols ``<torque_output>_k`` = params[k].
-    The work is done by ``_<name>_block`` on blocks of CHUNK samples.
+    With ``motors`` (elastic layout) the motor states follow the joint states: ``name(q, qd, qdd, theta,
+    thetad, thetadd, ...)``, all (N, dof). The work is done by ``_<name>_block`` on blocks of CHUNK samples.
     """
     if columns is not None:
         outputs = regressor_outputs(program, columns)
@@ -227,18 +247,16 @@ def numpy_function(
     width = len(columns) if columns is not None else 0
     block = f"_{name}_block"
     extra = "params" if columns is None else "out=None"
-    lines = [
-        f"def {name}(q, qd, qdd, {extra}):",
-        "    q = np.asarray(q, dtype=float)",
-        "    qd = np.asarray(qd, dtype=float)",
-        "    qdd = np.asarray(qdd, dtype=float)",
-        "    n = q.shape[0]",
-    ]
+    arrays = JOINT_ARRAYS + (MOTOR_ARRAYS if motors else ())
+    sliced = ", ".join(f"{a}[s:s + {CHUNK}]" for a in arrays)
+    lines = [f"def {name}({', '.join(arrays)}, {extra}):"]
+    lines += [f"    {a} = np.asarray({a}, dtype=float)" for a in arrays]
+    lines += ["    n = q.shape[0]"]
     if columns is not None:
         lines += [
             f"    y = np.zeros(({dof}, {width}, n))",
             f"    for s in range(0, n, {CHUNK}):",
-            f"        {block}(q[s:s + {CHUNK}], qd[s:s + {CHUNK}], qdd[s:s + {CHUNK}], y[:, :, s:s + {CHUNK}])",
+            f"        {block}({sliced}, y[:, :, s:s + {CHUNK}])",
             "    y = y.transpose(2, 0, 1)",
             "    if out is not None:",
             "        out[...] = y",
@@ -250,12 +268,13 @@ def numpy_function(
             "    p = np.asarray(params, dtype=float)",
             f"    tau = np.zeros(({dof}, n))",
             f"    for s in range(0, n, {CHUNK}):",
-            f"        {block}(q[s:s + {CHUNK}], qd[s:s + {CHUNK}], qdd[s:s + {CHUNK}], p, tau[:, s:s + {CHUNK}])",
+            f"        {block}({sliced}, p, tau[:, s:s + {CHUNK}])",
             "    return tau.T",
         ]
-    args = "q, qd, qdd, y" if columns is not None else "q, qd, qdd, p, tau"
+    args = ", ".join(arrays) + (", y" if columns is not None else ", p, tau")
     lines += ["", "", f"def {block}({args}):"]
-    lines += [f"    {var} = {expr}" for var, expr in input_statements(symbols, used, angle_offsets, NUMPY_INPUTS)]
+    statements = input_statements(symbols, used, angle_offsets, NUMPY_INPUTS, motors)
+    lines += [f"    {var} = {expr}" for var, expr in statements]
     if columns is None:
         for k in range(n_params):
             sym = sp.Symbol(f"{torque_output}_{k}", real=True)
@@ -318,7 +337,7 @@ def nonrational_columns(program: OptimisedProgram) -> set[int]:
     return {k for (i, k), e in regressor_entries(program).items() if not _is_rational_expr(e) or e.free_symbols & bad}
 
 
-def exact_function(program: OptimisedProgram, symbols: list[JointSymbols]) -> str:
+def exact_function(program: OptimisedProgram, symbols: list[JointSymbols], motors=()) -> str:
     """Source of ``exact(values) -> {(row, col): Fraction}`` for a dict of Fraction inputs by symbol name.
 
     Columns that need sqrt or non-integer powers (gas and spring balancers) are left out.
@@ -331,6 +350,10 @@ def exact_function(program: OptimisedProgram, symbols: list[JointSymbols]) -> st
     for js in symbols:
         for s in (js.s, js.c, js.q, js.qd, js.qdd, js.sign):
             if s is not None and s in used:
+                lines.append(f"    {s.name} = x[{s.name!r}]")
+    for m in motors:
+        for s in (m.dl, m.thd, m.thdd, m.sign):
+            if s in used:
                 lines.append(f"    {s.name} = x[{s.name!r}]")
     for s, e in assigns:
         lines.append(f"    {s.name} = {_EX.doprint(e)}")

@@ -58,6 +58,35 @@ class JointSymbols:
         )
 
 
+@dataclass(frozen=True)
+class MotorSymbols:
+    """Motor-side symbols of one elastic joint (Spong/Zollo coordinates, theta = motor angle / gear ratio).
+
+    ``dl`` is the deflection q - theta (the only way the motor position enters the equations), ``thd`` and
+    ``thdd`` the motor velocity and acceleration, ``sign`` sign(thd) for the motor-side Coulomb friction.
+    ``joint`` is the 0-based index of the joint, ``row`` the row of its motor equation (after the n link rows).
+    """
+
+    joint: int
+    row: int
+    dl: sp.Symbol
+    thd: sp.Symbol
+    thdd: sp.Symbol
+    sign: sp.Symbol
+
+    @staticmethod
+    def make(joint: int, row: int) -> MotorSymbols:
+        i, r = joint + 1, {"real": True}
+        return MotorSymbols(
+            joint=joint,
+            row=row,
+            dl=sp.Symbol(f"dl{i}", **r),
+            thd=sp.Symbol(f"thd{i}", **r),
+            thdd=sp.Symbol(f"thdd{i}", **r),
+            sign=sp.Symbol(f"sgm{i}", **r),
+        )
+
+
 def skew(u: sp.Matrix) -> sp.Matrix:
     return sp.Matrix([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
 
