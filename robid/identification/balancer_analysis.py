@@ -69,7 +69,8 @@ def static_partners(
             hi.append(np.pi if joint.revolute else 0.5)
     q = rng.uniform(lo, hi, size=(samples, robot.dof))
     zero = np.zeros_like(q)
-    W = base.regressor(q, zero, zero)  # (S, dof, nb)
+    motor = (q, zero, zero) if robot.motor_joints else None  # at rest, springs relaxed: the gravity rows alone
+    W = base.regressor(q, zero, zero, motor=motor)[:, : robot.dof]  # (S, dof, nb): the link rows
     partners, joints, static = {}, {}, {}
     for comp in comps:
         c = names.index(comp)

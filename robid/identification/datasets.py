@@ -12,10 +12,16 @@ qdd) -- with Ia_nominal = rotor_inertia * gear_ratio^2 from the robot file -- is
 likewise the drive-side friction difference fv_nom (thetad - qd) + fc_nom (sign thetad - sign qd), so the lumped
 base parameters stay those of the rigid model; only (true - nominal) times the deflection terms remains,
 second order in the deflection.
+
+Elastic layout (terms with ``stiffness``; docs/elastic.md section 2): the regressor has the n link rows and one
+motor row per elastic joint, evaluated on the processed link and motor states. The measured (drive) torque of an
+elastic joint is the target of its motor row and its link row's target is zero (free motion: the spring carries the
+link); a rigid joint's row keeps its torque. The regressor goes through the torque's filter on the processed grid.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +37,10 @@ from robid.signals import ProcessedSignals, ProcessingOptions, process
 
 @dataclass(frozen=True, eq=False)
 class DataSet:
-    """A measurement ready for estimation: ``W`` (N, dof, nb) and ``tau`` (N, dof), rows not kept zeroed."""
+    """A measurement ready for estimation: ``W`` (N, rows, nb) and ``tau`` (N, rows), rows not kept zeroed.
+
+    ``rows`` is dof, plus the motor rows of the elastic layout; ``drive_rows`` then names, per joint, the row whose
+    target is the measured drive torque (the motor row of an elastic joint), which :meth:`drive_view` keeps."""
 
     source: str
     processed: ProcessedSignals
@@ -39,6 +48,14 @@ class DataSet:
     tau: np.ndarray
     rows_used: int
     notes: tuple[str, ...]
+    drive_rows: tuple[int, ...] | None = None
+
+    def drive_view(self) -> DataSet:
+        """The data set reduced to one row per joint, the measured drive torque (itself for the rigid layout)."""
+        if self.drive_rows is None:
+            return self
+        rows = list(self.drive_rows)
+        return dataclasses.replace(self, W=self.W[:, rows], tau=self.tau[:, rows], drive_rows=None)
 
 
 def load_dataset(
@@ -54,8 +71,10 @@ def load_dataset(
     columns are the expected sign of the velocity given its noise, robid.identification.coulomb) or ``"sign"``."""
     measurement = read_measurement(path, robot.model, mapping=mapping, policy=policy)
     processed = process(measurement, options or ProcessingOptions())
-    tau = np.asarray(processed.tau, dtype=float)
     notes = list(measurement.notes)
+    if robot.motor_joints:
+        return _elastic_dataset(robot, processed, str(path), notes)
+    tau = np.asarray(processed.tau, dtype=float)
     if processed.thetadd is not None and robot.model.is_elastic:
         tau = tau - rotor_correction(robot, processed)
         notes.append("elastic joints: rotor inertia and drive friction taken at the motor side (nominal "
@@ -83,6 +102,47 @@ def load_dataset(
         rows_used=int(keep.sum()),
         notes=tuple(notes),
     )
+
+
+def _elastic_dataset(robot: Robot, processed: ProcessedSignals, source: str, notes: list[str]) -> DataSet:
+    """The least-squares block of the elastic layout (module docstring)."""
+    W, tau, keep = elastic_rows(robot, processed, source)
+    n, rows, nb = W.shape
+    W = processed.apply_filter(W.reshape(n, rows * nb)).reshape(n, rows, nb)
+    motor = [robot.joint_names[j] for j in robot.motor_joints]
+    notes.append(
+        f"elastic layout: {rows} rows per sample, the link equations of the {robot.dof} joints and the motor "
+        f"equations of {', '.join(motor)} (target zero on their link rows, the drive torque on their motor rows); "
+        "Coulomb columns take sign(thetad) of the processed motor velocity"
+    )
+    notes.append("parallel filtering: the base regressor passed through the torque's filter on the processed grid")
+    notes += _regressor_noise_notes(processed)
+    if not keep.all():
+        W = W * keep[:, :, None]
+        tau = tau * keep
+        notes.append(f"data selection: {int((~keep).sum())} (sample, row) rows not used")
+    drive = tuple(robot.dof + robot.motor_joints.index(j) if j in robot.motor_joints else j for j in range(robot.dof))
+    return DataSet(source=source, processed=processed, W=W, tau=tau, rows_used=int(keep.sum()), notes=tuple(notes),
+                   drive_rows=drive)
+
+
+def elastic_rows(robot: Robot, processed: ProcessedSignals, source: str):
+    """Unfiltered base regressor (N, rows, nb), target (N, rows) and row mask of the elastic layout: link rows of
+    elastic joints target 0, their motor rows the drive torque, a rigid joint's row its torque."""
+    if processed.theta is None:
+        raise RobidInputError(
+            f"{source}: the elastic layout (terms with 'stiffness') needs motor positions: CSV columns theta1.."
+            "thetan or a mapping's motor_positions"
+        )
+    base = robot.base_parameters()
+    W = base.regressor(processed.q, processed.qd, processed.qdd,
+                       motor=(processed.theta, processed.thetad, processed.thetadd))
+    tau_joint = np.asarray(processed.tau, dtype=float)
+    keep_joint = np.asarray(processed.keep, dtype=bool)
+    rows = list(range(robot.dof)) + list(robot.motor_joints)  # the joint each row belongs to
+    tau = tau_joint[:, rows].copy()
+    tau[:, list(robot.motor_joints)] = 0.0
+    return W, tau, keep_joint[:, rows]
 
 
 def regressor_of(robot: Robot, processed: ProcessedSignals, coulomb: str = "noise") -> tuple[np.ndarray, list[str]]:

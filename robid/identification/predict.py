@@ -89,7 +89,7 @@ def predict_file(
 ) -> FilePrediction:
     """Predict the torques of the measurement ``path`` with the record's values (module docstring).
     ``overrides``: ProcessingOptions fields that replace the stored ones (e.g. ``{"cutoff_hz": 5.0}``)."""
-    from robid.identification.datasets import regressor_of, rotor_correction
+    from robid.identification.datasets import elastic_rows, regressor_of, rotor_correction
     from robid.identification.recording import options_for_file, screening_policy
     from robid.io.measurement_file import read_measurement
     from robid.signals import process
@@ -107,9 +107,14 @@ def predict_file(
         policy=policy if policy is not None else screening_policy(record.processing),
     )
     processed = process(measurement, options)
-    W, notes = regressor_of(robot, processed, record.processing.coulomb)
-    grid = W @ record.values
-    if processed.thetadd is not None and robot.model.is_elastic:
+    if robot.motor_joints:  # elastic layout: the drive torque is each elastic joint's motor row
+        W, _, _ = elastic_rows(robot, processed, str(path))
+        grid = (W @ record.values)[:, record.drive_rows]
+        notes = ["elastic layout: drive torques from the motor rows at the processed link and motor states"]
+    else:
+        W, notes = regressor_of(robot, processed, record.processing.coulomb)
+        grid = W @ record.values
+    if processed.thetadd is not None and robot.model.is_elastic and not robot.motor_joints:
         grid = grid + rotor_correction(robot, processed)
     used = np.asarray(processed.keep, dtype=bool)
     t = np.asarray(measurement.t, dtype=float)

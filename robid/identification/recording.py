@@ -115,6 +115,7 @@ def identification_record(work) -> IdentificationRecord:
         robot_source=robot.model.source,
         terms=tuple(robot.terms),
         joints=tuple(robot.joint_names),
+        motor_joints=tuple(robot.joint_names[j] for j in robot.motor_joints),
         method=work.values_method,
         base_parameters=_base_rows(robot, est, ident, values, work.values_method),
         standard_parameters=_standard_rows(robot, ident, work.consistent),
@@ -198,7 +199,7 @@ def _estimator_summary(est) -> EstimatorSummary:
 def _stacked_fit(robot, datasets, preds) -> TorqueFit:
     """The fit over all identification runs together (the stacked least-squares problem), each run's band with
     its own noise."""
-    tau = np.concatenate([d.tau for d in datasets])
+    tau = np.concatenate([d.drive_view().tau for d in datasets])
     used = np.concatenate([np.asarray(d.processed.keep, dtype=bool) for d in datasets])
     mean, std_model, std_total = (np.concatenate([getattr(p, k) for p in preds]) for k in ("mean", "std_model",
                                                                                             "std_total"))

@@ -62,6 +62,8 @@ class RunPrediction:
 
 
 def predict_dataset(dataset: DataSet, values: np.ndarray, covariance: np.ndarray) -> RunPrediction:
+    """The prediction of the measured (drive) torque of every joint (DataSet.drive_view)."""
+    dataset = dataset.drive_view()
     noise = np.array([np.nan if s is None else s for s in dataset.processed.noise.tau_std_processed], dtype=float)
     return RunPrediction(dataset.W @ values, prediction_std(dataset.W, covariance), noise)
 
@@ -71,6 +73,7 @@ def run_record(robot, dataset: DataSet, role: str, values, covariance, pred: Run
     that prediction when already made)."""
     values = np.asarray(values, dtype=float)
     pred = pred if pred is not None else predict_dataset(dataset, values, covariance)
+    dataset = dataset.drive_view()
     p = dataset.processed
     summary = processing_summary(p)
     return RunRecord(

@@ -47,8 +47,10 @@ def check_record(record, where: str) -> None:
     for i, row in enumerate(record.covariance):
         c.length(row, nb, f"covariance[{i}]", "base parameters")
     c.length(record.estimation.parameters, nb, "estimation.parameters", "base parameters")
-    c.length(record.estimation.sigma_per_joint, dof, "estimation.sigma_per_joint", "joints")
-    c.length(record.estimation.weights_per_joint, dof, "estimation.weights_per_joint", "joints")
+    rows = dof + len(record.motor_joints)
+    c.expect(set(record.motor_joints) <= set(joints), "motor_joints", "names a joint the record does not have")
+    c.length(record.estimation.sigma_per_joint, rows, "estimation.sigma_per_joint", "rows (joints and motor rows)")
+    c.length(record.estimation.weights_per_joint, rows, "estimation.weights_per_joint", "rows (joints and motor rows)")
     for i, p in enumerate(record.base_parameters):
         c.one_of(p.identifiability, NUMERICAL_CLASSES, f"base_parameters[{i}].class")
     for i, s in enumerate(record.standard_parameters):

@@ -245,6 +245,8 @@ class IdentificationRecord:
     robot_source: str
     terms: tuple[str, ...]
     joints: tuple[str, ...]
+    #: elastic layout: the joints that have a motor row after the link rows (docs/elastic.md); empty when rigid
+    motor_joints: tuple[str, ...] = ()
     method: str
     base_parameters: tuple[BaseParameter, ...]
     standard_parameters: tuple[StandardParameter, ...]
@@ -283,9 +285,20 @@ class IdentificationRecord:
         return np.array([[np.nan if v is None else v for v in row] for row in self.covariance], dtype=float)
 
     @property
-    def sigma(self) -> np.ndarray:
-        """Residual std per joint of the identification fit (NaN where not available)."""
+    def sigma_rows(self) -> np.ndarray:
+        """Residual std per row of the identification fit (joints, then the motor rows of the elastic layout)."""
         return np.array([np.nan if s is None else s for s in self.estimation.sigma_per_joint], dtype=float)
+
+    @property
+    def drive_rows(self) -> list[int]:
+        """Per joint, the row that carries its measured drive torque: the motor row of an elastic joint."""
+        n = len(self.joints)
+        return [n + self.motor_joints.index(j) if j in self.motor_joints else k for k, j in enumerate(self.joints)]
+
+    @property
+    def sigma(self) -> np.ndarray:
+        """Residual std per joint of the identification fit on its drive torque (NaN where not available)."""
+        return self.sigma_rows[self.drive_rows]
 
     @property
     def runs(self) -> tuple[RunRecord, ...]:

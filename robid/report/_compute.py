@@ -176,7 +176,8 @@ def compensator_curve(robot, j: int, q_grid, q_ref, cols, base_idx, values, cova
     q = np.tile(np.asarray(q_ref, dtype=float), (n, 1))
     q[:, j] = q_grid
     zeros = np.zeros_like(q)
-    Y = robot.regressor(q, zeros, zeros)[:, j, :][:, cols]  # (n, k)
+    motor = (q, zeros, zeros) if robot.motor_joints else None  # elastic layout: at rest, springs relaxed
+    Y = robot.regressor(q, zeros, zeros, motor=motor)[:, j, :][:, cols]  # (n, k): joint j's link row
     C = covariance[np.ix_(base_idx, base_idx)]
     std = np.sqrt(np.clip(np.sum((Y @ C) * Y, axis=1), 0.0, None))
     nominal = robot.parameters[cols]
