@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "predict",
     "report",
     "modal",
+    "modal_fit",
     "campaign",
     "demo",
 )
