@@ -117,6 +117,9 @@ class _Campaign:
             d.mkdir(parents=True, exist_ok=True)
         self.state = _State(root, spec.name)
         self.robot = robid.load_robot(spec.robot, terms=spec.terms)
+        #: the robot identification and the report use: other terms when the campaign's identification names them
+        self.ident_robot = (robid.load_robot(spec.robot, terms=spec.identification_terms)
+                            if spec.identification_terms else self.robot)
         robot_path = builtin_robot_path(spec.robot) if spec.robot in builtin_robot_names() else Path(spec.robot)
         self.code_fp = code_fingerprint()
         self.robot_fp = _fingerprint(_file_hash(robot_path), self.robot.terms, robid.__version__, self.code_fp)
@@ -180,6 +183,7 @@ class _Campaign:
         fp = _fingerprint(
             "identify",
             self.robot_fp,
+            list(self.ident_robot.terms),
             spec.method,
             spec.processing,
             [(n, _file_hash_later(meas_paths[n])) for n in used],
@@ -187,7 +191,7 @@ class _Campaign:
             [str(_mapping_of(spec, n)) for n in used],
         )
         record = self.step("identify", fp, [result_path], lambda: _identify(
-            self.robot, spec, meas_paths, traj_paths, truths, result_path))
+            self.ident_robot, spec, meas_paths, traj_paths, truths, result_path))
         return result_path, record
 
     def report(self, traj_paths, result_path: Path, record: IdentificationRecord | None) -> Path | None:
@@ -199,7 +203,7 @@ class _Campaign:
         traj = traj_paths.get(first_traj)
         fp = _fingerprint("report", self.code_fp, _file_hash(result_path), self.spec.report,
                           _file_hash_later(traj) if traj else None)
-        self.step("report", fp, [out], lambda: _report(self.robot, self.spec, record, result_path, out, traj))
+        self.step("report", fp, [out], lambda: _report(self.ident_robot, self.spec, record, result_path, out, traj))
         return out
 
 

@@ -15,7 +15,8 @@ measurements:                       # the virtual robot or real files
   real1: {file: data/run1.csv, mapping: data/ur.yaml, trajectory: ident}
 processing: {snr_threshold: 20}     # ProcessingOptions fields (docs/signals.md); the period of a measurement
                                     # with a trajectory comes from that trajectory
-identification: {measurements: [ident], validation: [valid], method: wls}
+identification: {measurements: [ident], validation: [valid], method: wls}   # optional terms: [...] (e.g. with
+                                    # stiffness, damping: the elastic layout; design and simulation keep the campaign's)
 report: {title: "KR demo"}          # optional; omit or false for no report
 ```
 """
@@ -74,6 +75,9 @@ class CampaignSpec:
     validate: tuple[str, ...]
     method: str
     report: dict | None
+    #: terms of identification when they differ from the campaign's (e.g. the elastic layout: the design and the
+    #: simulation use the robot's rigid terms, identification adds stiffness and damping)
+    identification_terms: tuple[str, ...] | None = None
     raw: dict = field(default_factory=dict, compare=False)
 
 
@@ -109,7 +113,11 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     ident = data.get("identification") or {}
     if not isinstance(ident, dict):
         raise RobidInputError(f"{w}: identification: expected a mapping")
-    _keys(ident, {"measurements", "validation", "method"}, f"{w}: identification")
+    _keys(ident, {"measurements", "validation", "method", "terms"}, f"{w}: identification")
+    ident_terms = ident.get("terms")
+    if ident_terms is not None and (not isinstance(ident_terms, list)
+                                    or not all(isinstance(t, str) for t in ident_terms)):
+        raise RobidInputError(f"{w}: identification.terms: expected a list of term names")
     use = tuple(ident.get("measurements") or [])
     val = tuple(ident.get("validation") or [])
     for key, items in (("measurements", use), ("validation", val)):
@@ -146,6 +154,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
         validate=val,
         method=method,
         report=report,
+        identification_terms=tuple(ident_terms) if ident_terms else None,
         raw=data,
     )
 

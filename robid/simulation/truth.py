@@ -47,7 +47,8 @@ def true_parameters(model: RobotModel) -> dict[str, float]:
 def parameters_for(names, truth: dict[str, float]):
     """The true values in the column order ``names`` of a robid.Robot (interfaces.md 1.3 names).
 
-    Rigid identification sees drive-side and link-side viscous friction together (fv + fl); a spring
+    Rigid identification sees drive-side and link-side viscous friction together (fv + fl; apart when the terms
+    have ``link_viscous``, the elastic layout); a spring
     balancer's columns are (k, k*l0).
     """
     import numpy as np
@@ -55,7 +56,7 @@ def parameters_for(names, truth: dict[str, float]):
     out = []
     for name in names:
         prefix, _, joint = name.partition("_")
-        if prefix == "fv":
+        if prefix == "fv" and f"fl_{joint}" not in names:  # rigid view: drive and link viscous together
             out.append(truth.get(name, 0.0) + truth.get(f"fl_{joint}", 0.0))
         elif name.startswith("comp_k_"):
             out.append(truth[f"comp_stiffness_{name[7:]}"])
