@@ -21,8 +21,28 @@ def register(sub) -> None:
                    help="joint positions, comma-separated; rad (m) or with a unit, e.g. 90deg")
     p.add_argument("--motors", choices=("controlled", "locked"), default="controlled",
                    help="motor-side PD loop of the robot file (default) or rotors held still")
+    p.add_argument("--frf", metavar="FMIN,FMAX,N",
+                   help="also the frequency response: N frequencies from FMIN to FMAX Hz; prints the peak "
+                   "translational flange compliance (m/N) per base axis, or adds 'frf' to the JSON "
+                   "(robid/elastic/frf.py)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
+
+
+def _frequencies(text: str):
+    """FMIN,FMAX,N -> N frequencies (Hz); a clear error otherwise."""
+    import numpy as np
+
+    from robid.errors import RobidInputError
+
+    parts = [s.strip() for s in text.split(",")]
+    try:
+        fmin, fmax, n = float(parts[0]), float(parts[1]), int(parts[2])
+    except (ValueError, IndexError):
+        raise RobidInputError(f"--frf: expected FMIN,FMAX,N (e.g. 0,50,500), got {text!r}") from None
+    if len(parts) != 3 or not (0 <= fmin < fmax) or n < 2:
+        raise RobidInputError(f"--frf: expected 0 <= FMIN < FMAX and N >= 2, got {text!r}")
+    return np.linspace(fmin, fmax, n)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,8 +54,16 @@ def run(args: argparse.Namespace) -> int:
     items = [s for s in args.pose.split(",") if s.strip()]
     pose = [parse_quantity(s.strip(), f"--pose value {i + 1}") for i, s in enumerate(items)]
     result = modal_analysis(robot, pose, args.motors)
+    frf = None
+    if args.frf:
+        from robid.elastic.frf import frequency_response
+
+        frf = frequency_response(robot, pose, _frequencies(args.frf), args.motors)
     if args.json:
-        json.dump(result.to_json(), sys.stdout, indent=1)
+        out = result.to_json()
+        if frf is not None:
+            out["frf"] = frf.to_json()
+        json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     w = sys.stdout.write
@@ -49,4 +77,12 @@ def run(args: argparse.Namespace) -> int:
         w(f"{k + 1:>4} {f:>10.4f} {100 * z:>9.3f}        {shape}\n")
     if result.overdamped_poles:
         w("overdamped (real) poles [1/s]: " + ", ".join(f"{p:.4g}" for p in result.overdamped_poles) + "\n")
+    if frf is not None:
+        import numpy as np
+
+        for axis, name in enumerate("xyz"):
+            mag = np.abs(frf.flange[:, axis, axis])
+            k = int(np.argmax(mag))
+            w(f"flange compliance {name}{name}: peak {mag[k]:.4g} m/N at {frf.frequencies_hz[k]:.4g} Hz "
+              f"(static {mag[0]:.4g} m/N at {frf.frequencies_hz[0]:.4g} Hz)\n")
     return 0
