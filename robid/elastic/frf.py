@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robid.errors import RobidInputError
 from robid.elastic.modal import LinearisedModel, linearise
+from robid.errors import RobidInputError
 
 #: central-difference step of the flange Jacobian, rad (m)
 JACOBIAN_STEP = 1e-6
