@@ -91,3 +91,21 @@ def test_elastic_layout_without_motor_positions_is_refused(elastic_runs, tmp_pat
     robot = robid.load_robot(robot_file, terms=TERMS)
     with pytest.raises(RobidInputError, match="needs motor positions"):
         identify(robot, [tmp_path / "no_motor.csv"], IdentificationOptions(method="wls"))
+
+
+def test_report_shows_the_springs_and_modes_only_for_elastic_records(elastic_runs, tmp_path):
+    from robid.report import write_report
+
+    robot_file, (ident, _) = elastic_runs
+    options = IdentificationOptions(method="wls", processing=ProcessingOptions(min_speed=MIN_SPEED))
+    elastic = robid.load_robot(robot_file, terms=TERMS)
+    record = identify(elastic, [ident], options)
+    write_report(tmp_path / "elastic.html", record, elastic, title="elastic")
+    page = (tmp_path / "elastic.html").read_text()
+    section = page[page.index('id="elastic"'):]
+    for name in ("k_J1", "k_J2", "d_J1", "fl_J2"):
+        assert name in section
+    assert "Predicted modes" in section and "Hz" in section
+    rigid = robid.load_robot(robot_file)
+    write_report(tmp_path / "rigid.html", identify(rigid, [ident], options), rigid, title="rigid")
+    assert 'id="elastic"' not in (tmp_path / "rigid.html").read_text()

@@ -106,14 +106,15 @@ class Report:
         from robid import __version__, progress
 
         bodies = []
-        for s in self.sections:
+        shown = [s for s in self.sections if s.applies(data)]
+        for s in shown:
             progress.report(f"report: {s.title.lower()}")
             bodies.append(Markup(s.render(data)))
         return ENV.from_string(PAGE).render(
             title=data.title,
             subtitle=data.subtitle,
             css=Markup(CSS),
-            sections=self.sections,
+            sections=shown,
             bodies=bodies,
             version=__version__,
         )

@@ -69,6 +69,10 @@ class Section:
     def context(self, data: ReportData) -> dict:
         raise NotImplementedError
 
+    def applies(self, data: ReportData) -> bool:
+        """Whether the section has something to show for this record (all do, unless they say otherwise)."""
+        return True
+
     def render(self, data: ReportData) -> str:
         body = ENV.from_string(self.template).render(title=self.title, anchor=self.anchor, **self.context(data))
         return f'<section id="{self.anchor}">\n<h2>{html.escape(self.title)}</h2>\n{body}\n</section>\n'

@@ -1,6 +1,7 @@
 """Report sections: one class per section, each owning its template (docs/report.md)."""
 
 from robid.report.sections.data_quality import DataQualitySection
+from robid.report.sections.elastic import ElasticSection
 from robid.report.sections.excitation import ExcitationSection
 from robid.report.sections.friction import FrictionSection
 from robid.report.sections.model import ModelSection
@@ -19,11 +20,13 @@ def default_sections() -> list:
         ParametersSection(),
         TorqueSection(),
         FrictionSection(),
+        ElasticSection(),
     ]
 
 
 __all__ = [
     "DataQualitySection",
+    "ElasticSection",
     "ExcitationSection",
     "FrictionSection",
     "ModelSection",
