@@ -1,8 +1,10 @@
-"""``robid export TRAJ.json --format {csv,krl,rapid,urscript} --out FILE``: controller program or sampled CSV."""
+"""``robid export TRAJ.json --format {csv,krl,rapid,urscript} --out FILE [--motor-side [--robot ROBOT]]``: controller
+program or sampled CSV, of the link trajectory or of an elastic robot's motor-side reference."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 FORMATS = ("csv", "krl", "rapid", "urscript")
 
@@ -13,7 +15,9 @@ def register(subparsers) -> None:
         help="controller program (KRL, RAPID, URScript) or sampled CSV",
         description="Write the excitation as a controller program or a CSV file (t, q*, qd*, qdd*). Every "
         "program is parsed back, re-sampled at the controller's interpolation rate and checked against the "
-        "trajectory's limits before it is written (see docs/excitation.md).",
+        "trajectory's limits before it is written (see docs/excitation.md). With --motor-side, the program "
+        "commands an elastic robot's motor-side reference theta instead of the link trajectory q "
+        "(docs/elastic.md, 'Motor-side references').",
     )
     p.add_argument("trajectory", metavar="TRAJ.json")
     p.add_argument("--format", required=True, choices=FORMATS)
@@ -34,6 +38,21 @@ def register(subparsers) -> None:
         default=None,
         metavar="O1,O2,...",
         help="per-joint offsets in controller units (deg for krl/rapid, rad for urscript)",
+    )
+    p.add_argument(
+        "--motor-side",
+        action="store_true",
+        help="command the motor-side positions theta (joint units: what a controller closing its loops on the "
+        "motor encoders tracks) that make the links of an elastic robot follow the design: theta = q + K^-1 "
+        "tau_link (+ spring damping); stated in the program's header, checked against the limits as written "
+        "(urscript: rest-to-rest designs only)",
+    )
+    p.add_argument(
+        "--robot",
+        default=None,
+        metavar="ROBOT",
+        help="with --motor-side: robot file (.yaml, .urdf) or built-in name (default: the robot TRAJ.json was "
+        "designed for)",
     )
     p.set_defaults(func=run)
 
@@ -63,9 +82,32 @@ def run(args: argparse.Namespace) -> int:
     if signs is not None and any(abs(s) != 1.0 for s in signs):
         raise RobidInputError(f"--joint-signs: every sign must be 1 or -1, got {args.joint_signs!r}")
     offsets = _numbers(args.joint_offsets, "--joint-offsets", dof)
-    options = ProgramOptions(periods=args.periods, rate=args.rate, signs=signs, offsets=offsets)
-    result = export_program(tf, args.format, args.out, options)
+    commanded = _motor_side(args, tf) if args.motor_side else None
+    if commanded is None and args.robot is not None:
+        raise RobidInputError("--robot: only used with --motor-side")
+    options = ProgramOptions(periods=args.periods, rate=args.rate, signs=signs, offsets=offsets, commanded=commanded)
+    try:
+        result = export_program(tf, args.format, args.out, options)
+    finally:
+        for warning in [] if commanded is None else commanded.warnings:
+            sys.stderr.write(f"robid: warning: motor-side: {warning}\n")
     for path in result.paths:
         print(f"wrote {path}")
-    print(f"rate {result.rate:g} Hz; parse-back check: {result.check.summary()}")
+    side = "" if commanded is None else f"motor-side positions of {commanded.robot_label}; "
+    print(f"{side}rate {result.rate:g} Hz; parse-back check: {result.check.summary()}")
     return 0
+
+
+def _motor_side(args: argparse.Namespace, tf):
+    """The motor-side reference of ``--robot`` (default: the robot the design names) for the trajectory."""
+    from robid.elastic.program_reference import MotorSidePath
+    from robid.errors import RobidInputError
+
+    robot = args.robot or tf.design.get("robot")
+    if not robot:
+        raise RobidInputError(f"--motor-side: {args.trajectory} names no robot (design.robot): give --robot ROBOT")
+    try:
+        return MotorSidePath(robot, tf.trajectory, str(robot))
+    except RobidInputError as exc:
+        origin = "" if args.robot else f" (the robot {args.trajectory} was designed for; give --robot ROBOT)"
+        raise RobidInputError(f"--motor-side: {exc}{origin}") from None

@@ -3,7 +3,9 @@
 :func:`export_program` renders a format, parses the rendered text back (:mod:`.parse_back`), re-samples the
 motion the controller will execute and checks it against the trajectory file's hard limits. Without an
 explicit rate it tries the format's rates from the sparsest up and keeps the first that passes; with an
-explicit rate it refuses to write a program that fails.
+explicit rate it refuses to write a program that fails. With ``options.commanded`` (a path commanded instead
+of the design, e.g. the motor-side reference of an elastic robot) the check runs on the commanded positions as
+written and their deviation is measured from that path.
 """
 
 from __future__ import annotations
@@ -13,16 +15,24 @@ from pathlib import Path
 
 from robid.errors import RobidInputError
 from robid.excitation.programs import krl, rapid, urscript
-from robid.excitation.programs.common import ProgramOptions
+from robid.excitation.programs.common import CommandedPath, CommandedSeries, ProgramOptions
 from robid.excitation.programs.csv_program import DEFAULT_RATE as CSV_RATE
 from robid.excitation.programs.csv_program import render_csv
-from robid.excitation.programs.parse_back import PARSERS, SUFFIXES, ProgramCheck, check_motion
+from robid.excitation.programs.parse_back import PARSERS, SUFFIXES, ProgramCheck, check_motion, commanded_reference
 from robid.excitation.trajectory_file import TrajectoryFile
 from robid.io.files import write_atomic
 
 FORMATS = ("csv", "krl", "rapid", "urscript")
 
-__all__ = ["FORMATS", "ExportResult", "ProgramOptions", "export_program", "render_program"]
+__all__ = [
+    "FORMATS",
+    "CommandedPath",
+    "CommandedSeries",
+    "ExportResult",
+    "ProgramOptions",
+    "export_program",
+    "render_program",
+]
 
 
 @dataclass(frozen=True)
@@ -56,13 +66,14 @@ def export_program(tf: TrajectoryFile, fmt: str, out: str | Path, options: Progr
     out = Path(out)
     stem = out.stem if out.suffix else out.name
     last: ProgramCheck | None = None
+    reference = None if options.commanded is None else commanded_reference(options.commanded)
     for rate in _rates(fmt, options.rate):
         try:
             texts = render_program(tf, fmt, options, rate, stem)
         except ValueError as exc:
             raise RobidInputError(f"{out}: {exc}") from None
         motion = PARSERS[fmt](texts)
-        check = check_motion(motion, tf.limits, tf, tf.trajectory.joint_names)
+        check = check_motion(motion, tf.limits, tf, tf.trajectory.joint_names, reference)
         last = check
         if check.ok:
             paths = []
@@ -75,4 +86,5 @@ def export_program(tf: TrajectoryFile, fmt: str, out: str | Path, options: Progr
             return ExportResult(tuple(paths), rate, check)
     assert last is not None
     hint = "" if options.rate is None else " (try another --rate)"
-    raise RobidInputError(f"{out}: the {fmt} program would violate limits{hint}: {last.summary()}")
+    what = "" if options.commanded is None else f" ({options.commanded.label} positions)"
+    raise RobidInputError(f"{out}: the {fmt} program{what} would violate limits{hint}: {last.summary()}")

@@ -14,6 +14,14 @@ Joint conventions
 -----------------
 The controller value of joint j is ``sign_j * q_j * unit + offset_j`` with ``unit`` = 180/pi for controllers
 that expect degrees (KRL, RAPID) and 1 for radians (URScript, CSV); offsets are in controller units.
+
+Commanded path
+--------------
+By default a program commands the design's link path q. A :class:`CommandedPath` in
+``ProgramOptions.commanded`` replaces it with other positions on the same timeline (``robid export
+--motor-side``: the motor-side reference theta of an elastic robot, :mod:`robid.elastic.program_reference`); the
+program's comments state it, its ``robid-program:`` line carries ``commanded=<label>``, and the parse-back check
+compares the executed motion with those positions.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -28,11 +37,50 @@ from robid.excitation.fourier import FourierTrajectory
 from robid.excitation.trajectory_file import TrajectoryFile
 
 DEG = 180.0 / math.pi
+#: decimals of the point-list formats (KRL, RAPID: degrees)
+POINT_DECIMALS = 6
+
+
+@dataclass(frozen=True, eq=False)
+class CommandedSeries:
+    """Commanded positions as the URScript tick loop computes them (SI, robid convention), at tick k (t = k DT):
+    ``center + sum_l sa_l sin(l w t) - sb_l cos(l w t) + start * decay^k``; sa, sb (dof, H) position amplitudes,
+    decay (dof,) the factor per tick (0: the term is ``start`` at k = 0 only). ``note``: a comment line on how
+    the series was obtained (truncation)."""
+
+    center: np.ndarray
+    sa: np.ndarray
+    sb: np.ndarray
+    start: np.ndarray
+    decay: np.ndarray
+    note: str
+
+
+class CommandedPath(Protocol):
+    """Positions a program commands in place of the design's link path (module docstring). Times are program
+    times (0 = end of the approach), arrays (N, dof), SI, robid's joint convention."""
+
+    label: str  # one word, written in the robid-program line as commanded=<label>
+
+    def positions(self, t: np.ndarray, periods: int, lead: int) -> np.ndarray:
+        """Commanded positions on the program's timeline (:func:`timeline_positions`)."""
+
+    def excited(self, t: np.ndarray) -> list[np.ndarray]:
+        """[positions, velocities, accelerations] of the excited periods from t = 0 (the CSV format)."""
+
+    def series(self, dt: float) -> CommandedSeries:
+        """The positions of a rest-to-rest program as a series evaluated every ``dt`` (URScript); ValueError if
+        they are not one."""
+
+    def comments(self, deviation: np.ndarray) -> list[str]:
+        """Comment lines stating what is commanded; ``deviation``: max |commanded - link| per joint over the
+        program's samples."""
 
 
 @dataclass(frozen=True)
 class ProgramOptions:
-    """Options of an emitted program. ``rate`` in Hz (None = the format's automatic choice)."""
+    """Options of an emitted program. ``rate`` in Hz (None = the format's automatic choice). ``commanded``:
+    positions to command instead of the link path (module docstring)."""
 
     periods: int = 1
     rate: float | None = None
@@ -41,6 +89,7 @@ class ProgramOptions:
     name: str = "robid_excitation"
     lead_periods: int = 1  # fade-in/out length for periodic (non rest-to-rest) designs
     approach_fraction: float = 0.1  # approach speed as a fraction of the velocity limits
+    commanded: CommandedPath | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +117,18 @@ def smoothstep9(s: np.ndarray) -> np.ndarray:
     return s**5 * (126.0 + s * (-420.0 + s * (540.0 + s * (-315.0 + 70.0 * s))))
 
 
+_SMOOTHSTEP9 = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 126.0, -420.0, 540.0, -315.0, 70.0])  # ascending powers
+
+
+def smoothstep9_derivative(s: np.ndarray, order: int) -> np.ndarray:
+    """d^k e / ds^k of :func:`smoothstep9`, 0 outside [0, 1] for k >= 1."""
+    if order == 0:
+        return smoothstep9(s)
+    s = np.asarray(s, dtype=float)
+    coefficients = np.polynomial.polynomial.polyder(_SMOOTHSTEP9, order)
+    return np.where((s < 0.0) | (s > 1.0), 0.0, np.polynomial.polynomial.polyval(np.clip(s, 0.0, 1.0), coefficients))
+
+
 def lead_periods(traj: FourierTrajectory, options: ProgramOptions) -> int:
     return 0 if traj.rest_to_rest else max(1, options.lead_periods)
 
@@ -84,13 +145,47 @@ def timeline_positions(traj: FourierTrajectory, t: np.ndarray, periods: int, lea
     return traj.center + env[:, None] * (q - traj.center)
 
 
-def design_comment(tf: TrajectoryFile, fmt: str, options: ProgramOptions, extra: list[str]) -> list[str]:
-    """Human-readable lines describing the design (without comment markers)."""
+def timeline_derivative(traj: FourierTrajectory, t: np.ndarray, periods: int, lead: int, order: int) -> np.ndarray:
+    """d^k/dt^k of :func:`timeline_positions` (N, dof); with fades (lead > 0) the path rests at the centre outside
+    [0, total] and, by Leibniz, p^(k) = sum_i C(k, i) e^(i) (q - c)^(k-i) with e the fade envelope (C4 at the
+    junctions, so k <= 4 is continuous)."""
+    t = np.asarray(t, dtype=float).reshape(-1)
+    if order == 0:
+        return timeline_positions(traj, t, periods, lead)
+    if lead == 0:
+        return traj.derivative(t, order)
+    total = (periods + 2 * lead) * traj.period
+    ramp = lead * traj.period
+    fade_in, fade_out = t < ramp, t > total - ramp
+    out = np.zeros((t.size, traj.dof))
+    for i in range(order + 1):
+        env = np.where(fade_in | fade_out, 0.0, 1.0 if i == 0 else 0.0)
+        env = np.where(fade_in, smoothstep9_derivative(t / ramp, i) / ramp**i, env)
+        env = np.where(fade_out, (-1.0) ** i * smoothstep9_derivative((total - t) / ramp, i) / ramp**i, env)
+        deviation = traj.derivative(t, order - i) - (traj.center if i == order else 0.0)
+        out += math.comb(order, i) * env[:, None] * deviation
+    return out
+
+
+def commanded_lines(options: ProgramOptions, commanded: np.ndarray, link: np.ndarray) -> list[str]:
+    """The comment lines of ``options.commanded`` (none without), with the max |commanded - link| per joint over
+    the program's samples (``commanded``, ``link`` (N, dof), SI)."""
+    if options.commanded is None:
+        return []
+    return options.commanded.comments(np.max(np.abs(np.asarray(commanded) - np.asarray(link)), axis=0))
+
+
+def design_comment(
+    tf: TrajectoryFile, fmt: str, options: ProgramOptions, extra: list[str], commanded: list[str] = ()
+) -> list[str]:
+    """Human-readable lines describing the design (without comment markers); ``commanded`` (what the program
+    commands instead of the link path) right after the first line."""
     traj = tf.trajectory
     d = tf.design
     crit = d.get("criteria", {})
     lines = [
         "robid excitation trajectory (Fourier series, Swevers form)",
+        *commanded,
         f"period {traj.period:g} s, {traj.harmonics} harmonics, fundamental {1.0 / traj.period:.6g} Hz",
         (
             f"rest-to-rest, C{traj.continuity_order()} at start and end"
@@ -118,17 +213,22 @@ def design_comment(tf: TrajectoryFile, fmt: str, options: ProgramOptions, extra:
 
 
 def program_comments(
-    tf: TrajectoryFile, fmt: str, options: ProgramOptions, notes: list[str], metadata: dict
+    tf: TrajectoryFile, fmt: str, options: ProgramOptions, notes: list[str], metadata: dict, commanded: list[str] = ()
 ) -> list[str]:
-    """The comment block of a program: :func:`design_comment`, the format's ``notes`` and the metadata line."""
-    return design_comment(tf, fmt, options, [*notes, metadata_line(fmt, metadata)])
+    """The comment block of a program: :func:`design_comment`, the format's ``notes`` and the metadata line
+    (with ``commanded=<label>`` when the program commands ``options.commanded``)."""
+    if options.commanded is not None:
+        metadata = {**metadata, "commanded": options.commanded.label}
+    return design_comment(tf, fmt, options, [*notes, metadata_line(fmt, metadata)], list(commanded))
 
 
 @dataclass(frozen=True, eq=False)
 class PointList:
     """The commanded points of a point-list program (KRL, RAPID; degrees): the timeline (module docstring)
     sampled every ``dt``. A rest-to-rest design is one period of ``segments`` segments that the controller
-    repeats ``blocks`` (= periods) times; a periodic design is one block with the fades."""
+    repeats ``blocks`` (= periods) times; a periodic design is one block with the fades. A commanded path
+    (``options.commanded``) is sampled over the whole timeline and repeated as blocks only where every period
+    has the first one's points to 1e-3 of the printed precision; otherwise it is one block."""
 
     convention: JointConvention
     period: float
@@ -138,6 +238,7 @@ class PointList:
     blocks: int
     segments: int
     values: np.ndarray  # (segments + 1, dof), controller units
+    commanded: tuple[str, ...] = ()  # comment lines of options.commanded
 
     @staticmethod
     def sample(traj: FourierTrajectory, options: ProgramOptions, rate: float) -> PointList:
@@ -145,10 +246,23 @@ class PointList:
         n = samples_per_period(traj.period, rate)
         dt = traj.period / n
         lead = lead_periods(traj, options)
-        blocks, segments = (options.periods, n) if lead == 0 else (1, n * (options.periods + 2 * lead))
-        t = np.arange(segments + 1) * dt
-        values = conv.to_controller(timeline_positions(traj, t, options.periods, lead))
-        return PointList(conv, traj.period, options.periods, dt, lead, blocks, segments, values)
+        periods = options.periods
+        if options.commanded is None:
+            blocks, segments = (periods, n) if lead == 0 else (1, n * (periods + 2 * lead))
+            t = np.arange(segments + 1) * dt
+            values = conv.to_controller(timeline_positions(traj, t, periods, lead))
+            return PointList(conv, traj.period, periods, dt, lead, blocks, segments, values)
+        t = np.arange(n * (periods + 2 * lead) + 1) * dt
+        robid_values = options.commanded.positions(t, periods, lead)
+        lines = commanded_lines(options, robid_values, timeline_positions(traj, t, periods, lead))
+        values = conv.to_controller(robid_values)
+        blocks, segments = 1, len(t) - 1
+        if lead == 0 and periods > 1:
+            first = values[: n + 1]
+            tolerance = 1e-3 * 10.0**-POINT_DECIMALS
+            if all(np.max(np.abs(values[k * n : (k + 1) * n + 1] - first)) <= tolerance for k in range(1, periods)):
+                blocks, segments, values = periods, n, first
+        return PointList(conv, traj.period, periods, dt, lead, blocks, segments, values, tuple(lines))
 
     def comments(self, tf: TrajectoryFile, fmt: str, options: ProgramOptions, timing: str, **extra) -> list[str]:
         """:func:`program_comments` with the ``timing`` note, the joint convention and the metadata the
@@ -157,7 +271,7 @@ class PointList:
         convention = {"signs": self.convention.signs, "offsets": self.convention.offsets}
         metadata = {"rate": repr(1.0 / self.dt), **extra, **timeline, "period": repr(self.period), **convention}
         note = "joint values: controller = sign * robid * 180/pi + offset (deg); see robid-program line"
-        return program_comments(tf, fmt, options, [timing, note], metadata)
+        return program_comments(tf, fmt, options, [timing, note], metadata, self.commanded)
 
 
 def _fmt(v) -> str:

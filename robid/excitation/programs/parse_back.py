@@ -16,7 +16,9 @@ urscript   servoj targets at 1/DT, linear interpolation (differences)       1/DT
 :func:`check_motion` compares the executed positions, velocities, accelerations and (where the trajectory
 file has them) jerks with the hard limits of the trajectory file, and requires the executed positions to stay
 within 1 % of the largest joint excursion of the designed motion (a program that smooths the excitation away
-would pass the limits but excite less than designed).
+would pass the limits but excite less than designed). A program that commands another path than the design's
+(``commanded=`` in its robid-program line, e.g. the motor-side reference of ``robid export --motor-side``) is
+compared with that path (:func:`commanded_reference`); the limits apply to what it commands.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import io
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +36,14 @@ import scipy.interpolate
 from robid.excitation.constraints import JointLimitSet
 from robid.excitation.programs import krl as krl_module
 from robid.excitation.programs import rapid as rapid_module
-from robid.excitation.programs.common import DEG, floats, parse_metadata, smoothstep9, timeline_positions
+from robid.excitation.programs.common import (
+    DEG,
+    CommandedPath,
+    floats,
+    parse_metadata,
+    smoothstep9,
+    timeline_positions,
+)
 from robid.excitation.trajectory_file import TrajectoryFile
 
 #: the executed motion may deviate from the design by this fraction of the largest joint excursion bound
@@ -111,7 +121,8 @@ def _v(x) -> str:
 
 # ---------------------------------------------------------------------------------------------- parsers
 def parse_csv(texts: dict[str, str]) -> ExecutedMotion:
-    text = texts[".csv"]
+    lines = texts[".csv"].splitlines(keepends=True)
+    text = "".join(line for line in lines if not line.startswith("#"))  # the comment block of a commanded path
     header = text.split("\n", 1)[0].strip().split(",")
     data = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, ndmin=2)
     col = {name: i for i, name in enumerate(header)}
@@ -244,6 +255,7 @@ def parse_urscript(texts: dict[str, str]) -> ExecutedMotion:
     dt = float(_ur_constant(script, "DT"))
     center, sa, sb = _ur_list(script, "CENTER"), _ur_list(script, "SA"), _ur_list(script, "SB")
     signs, offsets, start = _ur_list(script, "SIGNS"), _ur_list(script, "OFFSETS"), _ur_list(script, "START")
+    commanded = re.search(r"^\s*DE = ", script, re.M) is not None  # the commanded-path template (emitter docstring)
     nt = nper * k_per + 2 * lead
     k = np.arange(nt + 1)
     x = 2.0 * math.pi * (k % k_per) / k_per
@@ -260,7 +272,12 @@ def parse_urscript(texts: dict[str, str]) -> ExecutedMotion:
         u = np.where(k > nt - lead, (nt - k) / lead, u)
         env = smoothstep9(u)
     acc = sn @ sa.reshape(nj, h).T - cs @ sb.reshape(nj, h).T
-    targets = signs * (center + env[:, None] * acc) + offsets
+    if commanded:
+        de, decay = _ur_list(script, "DE"), _ur_list(script, "DECAY")
+        e = np.cumprod(np.vstack([np.ones(nj), np.tile(decay, (nt, 1))]), axis=0)  # E <- E * DECAY, tick by tick
+        targets = signs * (center + env[:, None] * acc + de * e) + offsets
+    else:
+        targets = signs * (center + env[:, None] * acc) + offsets
     q_cmd = (targets - offsets) * signs
     q_start = (start - offsets) * signs
     # the robot rests at START before the first tick and at the last target after the loop; the differences
@@ -299,10 +316,34 @@ def parse_program(path: str | Path, fmt: str) -> ExecutedMotion:
     return PARSERS[fmt](read_program_texts(path, fmt))
 
 
+def commanded_label(texts: dict[str, str]) -> str | None:
+    """The ``commanded=`` entry of a program's robid-program line (None: the program commands the design)."""
+    match = re.search(r"robid-program: [^\n\r]*?\bcommanded=([^;\s]+)", "".join(texts.values()))
+    return match.group(1) if match else None
+
+
+def commanded_reference(commanded: CommandedPath) -> Callable[[ExecutedMotion], np.ndarray]:
+    """The positions ``commanded`` prescribes at an executed motion's design times (for :func:`check_motion`):
+    the excited periods for the CSV format, the program's timeline for the others."""
+
+    def reference(motion: ExecutedMotion) -> np.ndarray:
+        if motion.fmt == "csv":
+            return commanded.excited(motion.design_time)[0]
+        return commanded.positions(motion.design_time, motion.periods, motion.lead)
+
+    return reference
+
+
 # ---------------------------------------------------------------------------------------------- checks
 def check_motion(
-    motion: ExecutedMotion, limits: JointLimitSet, tf: TrajectoryFile | None = None, names: tuple[str, ...] = ()
+    motion: ExecutedMotion,
+    limits: JointLimitSet,
+    tf: TrajectoryFile | None = None,
+    names: tuple[str, ...] = (),
+    reference: Callable[[ExecutedMotion], np.ndarray] | None = None,
 ) -> ProgramCheck:
+    """Limits of the executed ``motion`` and its deviation from the design of ``tf`` or, when given, from
+    ``reference(motion)``: the positions the program is meant to command at ``motion.design_time``."""
     dof = motion.q.shape[1]
     names = names or tuple(f"q{j + 1}" for j in range(dof))
     items: list[ProgramLimit] = []
@@ -326,7 +367,9 @@ def check_motion(
     if tf is not None:
         tolerance = DEVIATION_FRACTION * max(float(np.max(tf.trajectory.derivative_bound(0))), 1e-2)
         traj = tf.trajectory
-        if motion.fmt == "csv":
+        if reference is not None:
+            design = reference(motion)
+        elif motion.fmt == "csv":
             design = traj.derivative(motion.design_time, 0)
         else:
             design = timeline_positions(traj, motion.design_time, motion.periods, motion.lead)
@@ -339,6 +382,16 @@ def check_motion(
     )
 
 
-def verify_program(path: str | Path, tf: TrajectoryFile, fmt: str) -> ProgramCheck:
-    """Parse the program at ``path`` and check it against the trajectory file's hard limits."""
-    return check_motion(parse_program(path, fmt), tf.limits, tf, tf.trajectory.joint_names)
+def verify_program(
+    path: str | Path, tf: TrajectoryFile, fmt: str, commanded: CommandedPath | None = None
+) -> ProgramCheck:
+    """Parse the program at ``path`` and check it against the trajectory file's hard limits; a program written
+    with a commanded path (``robid export --motor-side``) needs that path to compare with."""
+    texts = read_program_texts(path, fmt)
+    label = commanded_label(texts)
+    if label is not None and commanded is None:
+        raise ValueError(f"{path}: the program commands the {label} path: verify it with that path (commanded=)")
+    if label is None and commanded is not None:
+        raise ValueError(f"{path}: the program commands the design itself, not a {commanded.label} path")
+    reference = None if commanded is None else commanded_reference(commanded)
+    return check_motion(PARSERS[fmt](texts), tf.limits, tf, tf.trajectory.joint_names, reference)

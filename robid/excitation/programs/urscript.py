@@ -10,6 +10,10 @@ env = 1, or the C4 smoothstep fade for periodic designs) and sends ``servoj(q, 0
 Interpolation assumed (and modelled by the parse-back): the targets are tracked with linear interpolation
 between servo ticks at 1/DT (500 Hz on e-Series, 125 Hz on CB3), so the executed velocity, acceleration and
 jerk are the first, second and third differences of the targets.
+
+Commanded path (``robid export --motor-side``, rest-to-rest designs only): CENTER, SA, SB hold the commanded
+path's series (:class:`~robid.excitation.programs.common.CommandedSeries`, H its harmonics) and every target
+gets the term DE_j E_j, E_j = DECAY_j^k by the recurrence E_j <- E_j DECAY_j after each tick.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from robid.excitation.programs.common import (
+    CommandedSeries,
     JointConvention,
     ProgramOptions,
+    commanded_lines,
     lead_periods,
     program_comments,
     samples_per_period,
@@ -80,6 +86,21 @@ _TICK_LOOP = (
 )
 
 
+#: the target line of the tick loop and, with a commanded path, its replacement (module docstring)
+_TARGET = "      q[j] = SIGNS[j] * (CENTER[j] + env * acc) + OFFSETS[j]"
+_COMMANDED_TARGET = (
+    "      q[j] = SIGNS[j] * (CENTER[j] + env * acc + DE[j] * E[j]) + OFFSETS[j]",
+    "      E[j] = E[j] * DECAY[j]",
+)
+
+
+def _link_series(traj) -> CommandedSeries:
+    """The design's own series: SA = a/(l w), SB = b/(l w)."""
+    ls = np.arange(1, traj.harmonics + 1) * traj.omega
+    zeros = np.zeros(traj.dof)
+    return CommandedSeries(traj.center, traj.a / ls, traj.b / ls, zeros, zeros, "")
+
+
 def render_urscript(tf: TrajectoryFile, options: ProgramOptions, rate: float, stem: str) -> dict[str, str]:
     traj = tf.trajectory
     if traj.dof != 6:
@@ -90,49 +111,66 @@ def render_urscript(tf: TrajectoryFile, options: ProgramOptions, rate: float, st
     lead = lead_periods(traj, options)
     v_app = float(np.min(tf.limits.velocity)) * options.approach_fraction
     a_app = float(np.min(tf.limits.acceleration)) * options.approach_fraction
-    comments = program_comments(
-        tf,
-        "urscript",
-        options,
-        [
-            f"servoj every {dt:.6g} s ({1.0 / dt:.6g} Hz); targets computed on the controller",
-            "joint values: controller = sign * robid + offset (rad)",
-            TEMPLATE_VERSION,
-        ],
-        {"rate": repr(1.0 / dt), "periods": options.periods, "lead": lead},
-    )
+    notes = [
+        f"servoj every {dt:.6g} s ({1.0 / dt:.6g} Hz); targets computed on the controller",
+        "joint values: controller = sign * robid + offset (rad)",
+        TEMPLATE_VERSION,
+    ]
+    series, lines, loop = _link_series(traj), [], _TICK_LOOP
+    if options.commanded is not None:
+        if lead:
+            raise ValueError(
+                "URScript computes its targets from a series on the controller; the commanded "
+                f"({options.commanded.label}) path of a periodic design's fade-in and fade-out is not one: export "
+                "krl, rapid or csv, or design rest-to-rest"
+            )
+        series = options.commanded.series(dt)
+        ticks = np.arange(options.periods * k_per + 1) * dt
+        lines = commanded_lines(options, options.commanded.positions(ticks, options.periods, 0), traj.derivative(ticks))
+        notes.insert(2, series.note)
+        i = loop.index(_TARGET)
+        loop = (*loop[:i], *_COMMANDED_TARGET, *loop[i + 1 :])
+    metadata = {"rate": repr(1.0 / dt), "periods": options.periods, "lead": lead}
+    comments = program_comments(tf, "urscript", options, notes, metadata, lines)
     body = [
         "def robid_excitation():",
         *[f"  # {c}" for c in comments],
-        *_constants(traj, options, conv, k_per, dt, lead),
+        *_constants(series, options, conv, k_per, dt, lead),
         '  textmsg("robid excitation: approach")',
         f"  movej(START, a={a_app:.4f}, v={v_app:.4f})",
-        *_TICK_LOOP,
+        *loop,
     ]
     return {".script": "\n".join(body) + "\n"}
 
 
-def _constants(traj, options: ProgramOptions, conv: JointConvention, k_per: int, dt: float, lead: int) -> list[str]:
-    """The script's constants (read back by the parse-back): sizes, timing, the series ``SA = a/(l w)``,
-    ``SB = b/(l w)`` joint by joint, the joint convention, the start pose, and the work arrays."""
-    ls = np.arange(1, traj.harmonics + 1) * traj.omega
-    sa = (traj.a / ls).reshape(-1)
-    sb = (traj.b / ls).reshape(-1)
-    start = conv.to_controller(traj.center)  # rest-to-rest and faded designs both start at the centre
-    return [
-        f"  NJ = {traj.dof}",
-        f"  H = {traj.harmonics}",
+def _constants(
+    series: CommandedSeries, options: ProgramOptions, conv: JointConvention, k_per: int, dt: float, lead: int
+) -> list[str]:
+    """The script's constants (read back by the parse-back): sizes, timing, the series ``SA``, ``SB`` joint by
+    joint, the joint convention, the start pose, and the work arrays; with a commanded path also ``DE``,
+    ``DECAY`` and the work array ``E``."""
+    dof, harmonics = series.sa.shape
+    commanded = options.commanded is not None
+    # rest-to-rest and faded designs both start at the centre; a commanded series at its value at t = 0
+    first = series.center - series.sb.sum(axis=1) + series.start if commanded else series.center
+    lines = [
+        f"  NJ = {dof}",
+        f"  H = {harmonics}",
         f"  K = {k_per}",
         f"  NPER = {options.periods}",
         f"  LEAD = {lead * k_per}",
         f"  DT = {dt!r}",
-        f"  CENTER = {_list(traj.center)}",
-        f"  SA = {_list(sa)}",
-        f"  SB = {_list(sb)}",
+        f"  CENTER = {_list(series.center)}",
+        f"  SA = {_list(series.sa.reshape(-1))}",
+        f"  SB = {_list(series.sb.reshape(-1))}",
         f"  SIGNS = {_list(conv.signs)}",
         f"  OFFSETS = {_list(conv.offsets)}",
-        f"  START = {_list(start)}",
-        "  SN = " + _list(np.zeros(traj.harmonics)),
-        "  CS = " + _list(np.zeros(traj.harmonics)),
-        "  q = " + _list(np.zeros(traj.dof)),
+        f"  START = {_list(conv.to_controller(first))}",
+    ]
+    if commanded:
+        lines += [f"  DE = {_list(series.start)}", f"  DECAY = {_list(series.decay)}", "  E = " + _list(np.ones(dof))]
+    return lines + [
+        "  SN = " + _list(np.zeros(harmonics)),
+        "  CS = " + _list(np.zeros(harmonics)),
+        "  q = " + _list(np.zeros(dof)),
     ]
