@@ -16,6 +16,7 @@ from robid.errors import RobidInputError
 from robid.identification import IdentificationOptions, held_out_run, run_identification
 from robid.record import IdentificationRecord
 from robid.record.codec import from_plain, to_plain
+from robid.record.identification import SCHEMA_VERSION
 from robid.signals import ProcessingOptions
 
 
@@ -181,7 +182,7 @@ def test_reference_columns_are_declared_and_cannot_shadow_a_field(identification
             record.with_references(label, record.values)
     # a file of a later minor version read back is a record of this version (its unknown keys are not kept)
     later = IdentificationRecord.from_dict(_edited(record, lambda d: d.update({"schema": "1.4"})))
-    assert later.schema == "1.0" and later == record
+    assert later.schema == SCHEMA_VERSION and later == record
 
 
 def test_display_time_counts_from_the_first_processed_sample(identification, tmp_path):

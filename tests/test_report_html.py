@@ -25,6 +25,7 @@ from robid.excitation.fourier import FourierTrajectory
 from robid.excitation.trajectory_file import TrajectoryFile, save_trajectory
 from robid.identification import run_identification
 from robid.io.result_file import read_result, write_result
+from robid.record.identification import SCHEMA_VERSION
 from robid.report import build_report, report_data, write_report
 from robid.report.sections import default_sections
 from robid.simulation.truth import true_parameters
@@ -231,7 +232,10 @@ def test_result_json_round_trip_and_schema_versions(case, tmp_path, capsys):
     record = case["record"]
     assert read_result(case["folder"] / "result.json") == record
     data = json.loads(record.to_json())
-    assert data["schema"] == "1.0" and data["robid"] == 1
+    assert data["schema"] == SCHEMA_VERSION and data["robid"] == 1
+    older = {k: v for k, v in data.items() if k != "motor_joints"} | {"schema": "1.0"}  # written before 1.1
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    assert read_result(tmp_path / "older.json") == record
     data["schema"] = "1.7"  # a later minor version adds keys: still read, new keys ignored
     data["added_in_1_7"] = {"anything": [1, 2]}
     (tmp_path / "minor.json").write_text(json.dumps(data))

@@ -32,7 +32,7 @@ from robid.errors import RobidInputError
 from robid.record.codec import dumps, finite, from_plain, loads, to_plain
 from robid.record.runs import RunRecord, TorqueFit
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: motor_joints (the elastic layout)
 SCHEMA_MAJOR = 1
 
 
