@@ -28,6 +28,9 @@ def register(sub) -> None:
     p.add_argument("--terms", help="model terms, comma-separated (default: all that apply)")
     p.add_argument("--regularization", type=float, default=1e-6,
                    help="consistent method: weight of the pull towards the nominal values (default 1e-6)")
+    p.add_argument("--static-deflection", action="store_true",
+                   help="the files' positions are motor-side (motor encoders only): correct them to the link by the "
+                   "static deflection q = theta - K^-1 G(q) of the robot file's elastic joints (docs/elastic.md)")
     add_processing_arguments(p)
     # identification leaves out samples near velocity reversals by default: Coulomb friction is ill-defined
     # there (sign(qd) of a noisy qd), and rest phases would be fitted with the wrong friction sign
@@ -54,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         policy=screening_policy(args),
         regularization=args.regularization,
         file_processing=validation_processing(common, args.validate),
+        static_deflection=args.static_deflection,
     )
     record = identify(robot, args.measurements, options, validation_files=args.validate)
     write_result(args.out, record)

@@ -66,12 +66,14 @@ def load_dataset(
     options: ProcessingOptions | None = None,
     policy: ScreeningPolicy | None = None,
     coulomb: str = "noise",
+    static_deflection: bool = False,
 ) -> DataSet:
     """The least-squares block of one measurement (module docstring). ``coulomb``: ``"noise"`` (the Coulomb
-    columns are the expected sign of the velocity given its noise, robid.identification.coulomb) or ``"sign"``."""
-    measurement = read_measurement(path, robot.model, mapping=mapping, policy=policy)
+    columns are the expected sign of the velocity given its noise, robid.identification.coulomb) or ``"sign"``;
+    ``static_deflection``: the file's positions are motor-side, corrected to the link (:func:`read_positions`)."""
+    measurement, deflection_notes = read_positions(robot, path, mapping, policy, static_deflection)
     processed = process(measurement, options or ProcessingOptions())
-    notes = list(measurement.notes)
+    notes = list(measurement.notes) + deflection_notes
     if robot.motor_joints:
         return _elastic_dataset(robot, processed, str(path), notes)
     tau = np.asarray(processed.tau, dtype=float)
@@ -102,6 +104,18 @@ def load_dataset(
         rows_used=int(keep.sum()),
         notes=tuple(notes),
     )
+
+
+def read_positions(robot: Robot, path, mapping, policy, static_deflection: bool):
+    """The measurement, with its positions corrected from the motor to the link side by the static deflection
+    q = theta - K^-1 G(q) when ``static_deflection`` (robid.elastic.static_deflection); (measurement, notes)."""
+    measurement = read_measurement(path, robot.model, mapping=mapping, policy=policy)
+    if not static_deflection:
+        return measurement, []
+    from robid.elastic.static_deflection import corrected_measurement
+
+    measurement, note = corrected_measurement(measurement, robot.model)
+    return measurement, [note]
 
 
 def _elastic_dataset(robot: Robot, processed: ProcessedSignals, source: str, notes: list[str]) -> DataSet:

@@ -50,6 +50,9 @@ class IdentificationOptions:
     thresholds: ClassificationThresholds = field(default_factory=ClassificationThresholds)
     #: Coulomb columns: "noise" (expected sign given the velocity noise, robid.identification.coulomb) or "sign"
     coulomb: str = "noise"
+    #: positions are motor-side (theta): correct them to the link by the static deflection K^-1 G
+    #: (robid.elastic.static_deflection)
+    static_deflection: bool = False
     #: consistent method: weight of the regulariser towards the nominal standard values (0 = none)
     regularization: float = 1e-6
     check_consistency: bool = True
@@ -169,7 +172,8 @@ def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: li
 
 def _load(robot: Robot, path, o: IdentificationOptions) -> DataSet:
     return load_dataset(
-        robot, path, mapping=o.mapping_for(path), options=o.processing_for(path), policy=o.policy, coulomb=o.coulomb
+        robot, path, mapping=o.mapping_for(path), options=o.processing_for(path), policy=o.policy, coulomb=o.coulomb,
+        static_deflection=o.static_deflection,
     )
 
 

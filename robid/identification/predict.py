@@ -89,9 +89,8 @@ def predict_file(
 ) -> FilePrediction:
     """Predict the torques of the measurement ``path`` with the record's values (module docstring).
     ``overrides``: ProcessingOptions fields that replace the stored ones (e.g. ``{"cutoff_hz": 5.0}``)."""
-    from robid.identification.datasets import elastic_rows, regressor_of, rotor_correction
+    from robid.identification.datasets import elastic_rows, read_positions, regressor_of, rotor_correction
     from robid.identification.recording import options_for_file, screening_policy
-    from robid.io.measurement_file import read_measurement
     from robid.signals import process
 
     check_result_matches(robot, record)
@@ -100,12 +99,14 @@ def predict_file(
     # every sample predicted: a periodic file's whole periods differentiated sample by sample, not averaged
     options = dataclasses.replace(options, average_periods=False)
     options = _overridden(options, overrides, lines)
-    measurement = read_measurement(
+    measurement, deflection_notes = read_positions(
+        robot,
         path,
-        robot.model,
-        mapping=mapping if mapping is not None else mapping_stored,
-        policy=policy if policy is not None else screening_policy(record.processing),
+        mapping if mapping is not None else mapping_stored,
+        policy if policy is not None else screening_policy(record.processing),
+        record.processing.static_deflection,
     )
+    lines += deflection_notes
     processed = process(measurement, options)
     if robot.motor_joints:  # elastic layout: the drive torque is each elastic joint's motor row
         W, _, _ = elastic_rows(robot, processed, str(path))

@@ -42,6 +42,7 @@ def processing_settings(o) -> ProcessingSettings:
         mapping=str(o.mapping) if o.mapping else None,
         screening=to_plain(o.policy),
         coulomb=o.coulomb,
+        static_deflection=o.static_deflection,
     )
 
 

@@ -199,6 +199,7 @@ def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) 
         options=options,
         policy=policy if policy is not None else screening_policy(record.processing),
         coulomb=record.processing.coulomb,
+        static_deflection=record.processing.static_deflection,
     )
     if notes:
         dataset = dataclasses.replace(dataset, notes=(*dataset.notes, *notes))

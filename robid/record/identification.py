@@ -229,6 +229,8 @@ class ProcessingSettings:
     mapping: str | None = None
     screening: dict[str, Any] = field(default_factory=dict)
     coulomb: str = "noise"
+    #: positions read as motor-side and corrected by the static deflection (robid.elastic.static_deflection; 1.1)
+    static_deflection: bool = False
 
 
 # ---- the record ---------------------------------------------------------------------------------------------
