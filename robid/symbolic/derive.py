@@ -93,7 +93,8 @@ def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict
         "exact.py": _EXACT_HEADER + exact_src,
         "meta.json": json.dumps(meta, indent=1),
     }
-    with progress.stage("compiling the C regressors (optional backend)"):
+    label = "compiling the C regressors (optional backend)" if c_source else "writing the generated numpy code"
+    with progress.stage(label):
         path = cache.write_entry(key, files, c_source=c_source)
     progress.report(f"generated code cached in {path}")
     return path, meta
