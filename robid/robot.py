@@ -175,9 +175,9 @@ def load_module_cached(path: Path, name: str):
     return _MODULES[name]
 
 
-def _states(q, qd, qdd, dof: int | None = None):
+def _states(q, qd, qdd, dof: int | None = None, names=("q", "qd", "qdd")):
     arrays = []
-    for name, x in (("q", q), ("qd", qd), ("qdd", qdd)):
+    for name, x in zip(names, (q, qd, qdd), strict=True):
         a = np.asarray(x, dtype=float)
         if a.ndim == 1:
             a = a[None, :]
@@ -185,7 +185,7 @@ def _states(q, qd, qdd, dof: int | None = None):
             raise RobidInputError(f"{name}: expected shape (N, {dof}), got {np.shape(x)}")
         arrays.append(a)
     if not arrays[0].shape == arrays[1].shape == arrays[2].shape:
-        raise RobidInputError("q, qd, qdd: shapes differ")
+        raise RobidInputError(f"{', '.join(names)}: shapes differ")
     return arrays
 
 
@@ -197,7 +197,7 @@ def _motor_states(motor_joints: tuple[int, ...], motor, shape) -> list:
         return []
     if motor is None or len(motor) != 3:
         raise RobidInputError("motor: the elastic layout needs motor=(theta, thetad, thetadd), each shaped like q")
-    arrays = _states(*motor, shape[-1] if len(shape) else None)
+    arrays = _states(*motor, shape[-1] if len(shape) else None, names=("theta", "thetad", "thetadd"))
     expected = tuple(shape) if len(shape) == 2 else (1, *shape)
     if arrays[0].shape != expected:
         raise RobidInputError(f"motor: expected the shape of q {tuple(shape)}, got {arrays[0].shape}")

@@ -5,6 +5,7 @@ frequencies."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from robid.elastic.frf import flange_jacobian, frequency_response, joint_receptance
 from robid.elastic.modal import linearise, modal_analysis
@@ -71,3 +72,20 @@ def test_modal_command_adds_the_frf(capsys):
     assert main(["modal", "do_2r_elastic", "--pose", "0.4,1.1", "--frf", "0,40"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("robid: error: --frf") and "Traceback" not in err
+
+
+def test_modal_command_refuses_an_infinite_frf_band_and_names_motor_states(capsys):
+    import warnings
+
+    import robid
+    from robid.cli import main
+    from robid.errors import RobidInputError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["modal", "do_2r_elastic", "--pose", "0.4,1.1", "--frf", "0,inf,10"]) == 2
+    assert capsys.readouterr().err.startswith("robid: error: --frf")
+    robot = robid.load_robot("do_2r_elastic", terms=("rigid", "rotor", "stiffness"))
+    q = np.zeros((3, 2))
+    with pytest.raises(RobidInputError, match="theta"):
+        robot.regressor(q, q, q, motor=(q[:, :1], q, q))

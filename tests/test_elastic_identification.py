@@ -100,12 +100,14 @@ def test_report_shows_the_springs_and_modes_only_for_elastic_records(elastic_run
     options = IdentificationOptions(method="wls", processing=ProcessingOptions(min_speed=MIN_SPEED))
     elastic = robid.load_robot(robot_file, terms=TERMS)
     record = identify(elastic, [ident], options)
+    record = record.with_references("truth", record.values * 0 + 1234.5)
     write_report(tmp_path / "elastic.html", record, elastic, title="elastic")
     page = (tmp_path / "elastic.html").read_text()
     section = page[page.index('id="elastic"'):]
     for name in ("k_J1", "k_J2", "d_J1", "fl_J2"):
         assert name in section
     assert "Predicted modes" in section and "Hz" in section
+    assert "truth 1234.5" in section  # the report's references reach the elastic table
     rigid = robid.load_robot(robot_file)
     write_report(tmp_path / "rigid.html", identify(rigid, [ident], options), rigid, title="rigid")
     assert 'id="elastic"' not in (tmp_path / "rigid.html").read_text()

@@ -40,6 +40,14 @@ def test_fixed_point_hangs_the_links_on_their_springs():
     assert np.degrees(np.abs(q - theta).max()) > 0.005  # a deflection worth correcting on this robot
 
 
+def test_static_deflection_refuses_a_file_with_motor_positions(tmp_path):
+    traj = FourierTrajectory(period=4.0, center=np.array([-1.0, 0.9]), a=0.2 * np.ones((2, 2)), b=np.zeros((2, 2)))
+    path = simulate("do_2r_elastic", traj, periods=2, sensors=SensorSettings(rate=200.0)).write_csv(tmp_path / "m.csv")
+    options = IdentificationOptions(static_deflection=True)
+    with pytest.raises(RobidInputError, match="link-side already"):
+        identify(robid.load_robot("do_2r_elastic"), [path], options)
+
+
 def test_a_rigid_robot_has_nothing_to_correct():
     with pytest.raises(RobidInputError, match="no elastic joint"):
         link_positions(read_robot("puma560"), np.zeros((1, 6)))
@@ -54,7 +62,7 @@ def motor_only_runs(tmp_path_factory):
     for k, period in enumerate((6.0, 5.0)):
         traj = FourierTrajectory(period=period, center=np.array([-1.0, 0.9]), a=0.3 * rng.normal(size=(2, 4)),
                                  b=0.3 * rng.normal(size=(2, 4)))
-        sensors = SensorSettings(rate=500.0, q_noise=2e-6, tau_noise=0.05, encoder_counts=2**20)
+        sensors = SensorSettings(rate=500.0, q_noise=2e-6, tau_noise=0.05)  # the default 16384-count encoders
         path = simulate("do_2r_elastic", traj, periods=3, sensors=sensors, seed=k).write_csv(d / f"run{k}.csv")
         frame = pd.read_csv(path)
         for j in (1, 2):
@@ -78,6 +86,11 @@ def test_identification_from_motor_encoders_with_the_static_correction(motor_onl
               f"mx_J1 {record.value('mx_J1'):.4f}, mx_J2 {record.value('mx_J2'):.4f}")
     on, off = results[True], results[False]
     assert on.processing.static_deflection and not off.processing.static_deflection
+    # the corrected positions are off the log's grid: the band must still count the log's rounding as noise
+    # (without the logged step it kept hundreds of harmonics and the fit was 10-40x worse)
+    assert abs(len(on.data[0].harmonics) - len(off.data[0].harmonics)) <= 2 and len(on.data[0].harmonics) < 30
+    for a, b in zip(on.validation_data[0].fit.per_joint, off.validation_data[0].fit.per_joint, strict=True):
+        assert a.nrmse_percent < b.nrmse_percent
     assert any("static deflection" in n for n in on.data[0].notes)
     # the first moments carry the gravity torque: without the correction they absorb the links' sag
     nominal = robot.base_parameters().values(robot.parameters)

@@ -18,7 +18,8 @@ def register(sub) -> None:
     )
     p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
     p.add_argument("--pose", required=True, metavar="Q1,Q2,...",
-                   help="joint positions, comma-separated; rad (m) or with a unit, e.g. 90deg")
+                   help="joint positions, comma-separated; rad (m) or with a unit, e.g. 90deg; a list that starts "
+                   "with a minus sign is given as --pose=-0.3,2.0")
     p.add_argument("--motors", choices=("controlled", "locked"), default="controlled",
                    help="motor-side PD loop of the robot file (default) or rotors held still")
     p.add_argument("--frf", metavar="FMIN,FMAX,N",
@@ -40,7 +41,7 @@ def _frequencies(text: str):
         fmin, fmax, n = float(parts[0]), float(parts[1]), int(parts[2])
     except (ValueError, IndexError):
         raise RobidInputError(f"--frf: expected FMIN,FMAX,N (e.g. 0,50,500), got {text!r}") from None
-    if len(parts) != 3 or not (0 <= fmin < fmax) or n < 2:
+    if len(parts) != 3 or not (0 <= fmin < fmax < np.inf) or n < 2:
         raise RobidInputError(f"--frf: expected 0 <= FMIN < FMAX and N >= 2, got {text!r}")
     return np.linspace(fmin, fmax, n)
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     pose = [parse_quantity(s.strip(), f"--pose value {i + 1}") for i, s in enumerate(items)]
     result = modal_analysis(robot, pose, args.motors)
     frf = None
-    if args.frf:
+    if args.frf is not None:
         from robid.elastic.frf import frequency_response
 
         frf = frequency_response(robot, pose, _frequencies(args.frf), args.motors)
@@ -82,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
 
         for axis, name in enumerate("xyz"):
             mag = np.abs(frf.flange[:, axis, axis])
+            if not mag.any():  # the robot cannot move the flange along this axis (e.g. a planar arm)
+                continue
             k = int(np.argmax(mag))
             w(f"flange compliance {name}{name}: peak {mag[k]:.4g} m/N at {frf.frequencies_hz[k]:.4g} Hz "
               f"(static {mag[0]:.4g} m/N at {frf.frequencies_hz[0]:.4g} Hz)\n")

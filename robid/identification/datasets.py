@@ -71,8 +71,8 @@ def load_dataset(
     """The least-squares block of one measurement (module docstring). ``coulomb``: ``"noise"`` (the Coulomb
     columns are the expected sign of the velocity given its noise, robid.identification.coulomb) or ``"sign"``;
     ``static_deflection``: the file's positions are motor-side, corrected to the link (:func:`read_positions`)."""
-    measurement, deflection_notes = read_positions(robot, path, mapping, policy, static_deflection)
-    processed = process(measurement, options or ProcessingOptions())
+    measurement, deflection_notes, step = read_positions(robot, path, mapping, policy, static_deflection)
+    processed = process(measurement, with_position_step(options or ProcessingOptions(), step))
     notes = list(measurement.notes) + deflection_notes
     if robot.motor_joints:
         return _elastic_dataset(robot, processed, str(path), notes)
@@ -108,14 +108,30 @@ def load_dataset(
 
 def read_positions(robot: Robot, path, mapping, policy, static_deflection: bool):
     """The measurement, with its positions corrected from the motor to the link side by the static deflection
-    q = theta - K^-1 G(q) when ``static_deflection`` (robid.elastic.static_deflection); (measurement, notes)."""
+    q = theta - K^-1 G(q) when ``static_deflection`` (robid.elastic.static_deflection); (measurement, notes, the
+    step of the positions as logged or None). The corrected positions are no longer on the log's grid, so the
+    signal stage must be given the logged step (its rounding counts as noise, signals.noise.logged_step)."""
     measurement = read_measurement(path, robot.model, mapping=mapping, policy=policy)
     if not static_deflection:
-        return measurement, []
+        return measurement, [], None
+    if measurement.theta is not None:
+        raise RobidInputError(
+            f"{path}: --static-deflection is for files with motor encoders only, and this one has motor positions "
+            "(theta columns): its positions are link-side already"
+        )
     from robid.elastic.static_deflection import corrected_measurement
+    from robid.signals.noise import logged_step
 
+    step = tuple(float(x) for x in logged_step(measurement.q))
     measurement, note = corrected_measurement(measurement, robot.model)
-    return measurement, [note]
+    return measurement, [note], step
+
+
+def with_position_step(options: ProcessingOptions, step) -> ProcessingOptions:
+    """``options`` with the logged position step ``step`` unless they give one (or there is none)."""
+    if step is None or options.position_step is not None:
+        return options
+    return dataclasses.replace(options, position_step=step)
 
 
 def _elastic_dataset(robot: Robot, processed: ProcessedSignals, source: str, notes: list[str]) -> DataSet:

@@ -89,7 +89,13 @@ def predict_file(
 ) -> FilePrediction:
     """Predict the torques of the measurement ``path`` with the record's values (module docstring).
     ``overrides``: ProcessingOptions fields that replace the stored ones (e.g. ``{"cutoff_hz": 5.0}``)."""
-    from robid.identification.datasets import elastic_rows, read_positions, regressor_of, rotor_correction
+    from robid.identification.datasets import (
+        elastic_rows,
+        read_positions,
+        regressor_of,
+        rotor_correction,
+        with_position_step,
+    )
     from robid.identification.recording import options_for_file, screening_policy
     from robid.signals import process
 
@@ -99,7 +105,7 @@ def predict_file(
     # every sample predicted: a periodic file's whole periods differentiated sample by sample, not averaged
     options = dataclasses.replace(options, average_periods=False)
     options = _overridden(options, overrides, lines)
-    measurement, deflection_notes = read_positions(
+    measurement, deflection_notes, step = read_positions(
         robot,
         path,
         mapping if mapping is not None else mapping_stored,
@@ -107,7 +113,7 @@ def predict_file(
         record.processing.static_deflection,
     )
     lines += deflection_notes
-    processed = process(measurement, options)
+    processed = process(measurement, with_position_step(options, step))
     if robot.motor_joints:  # elastic layout: the drive torque is each elastic joint's motor row
         W, _, _ = elastic_rows(robot, processed, str(path))
         grid = (W @ record.values)[:, record.drive_rows]

@@ -14,14 +14,17 @@ ELASTIC_PARAMETERS = {"k": ("stiffness", "N m/rad"), "d": ("spring damping", "N 
                       "fl": ("link-side viscous", "N m s/rad")}
 
 
-def _rows(record) -> list[dict]:
+def _rows(data) -> list[dict]:
+    """The elastic parameters of the record with the report's references (the record's own and --truth/--reference
+    ones, ReportData.references)."""
+    record = data.record
     rows = []
-    for p in record.base_parameters:
+    for k, p in enumerate(record.base_parameters):
         prefix, _, joint = p.name.partition("_")
         if prefix not in ELASTIC_PARAMETERS or joint not in record.motor_joints:
             continue
         what, unit = ELASTIC_PARAMETERS[prefix]
-        refs = dict(p.references)
+        refs = {label: values[k] for label, values in data.references.items()}
         rows.append({
             "name": p.name, "what": what, "unit": unit, "value": num(p.value, 5), "std": num(p.std, 2),
             "rel": num(p.relative_std_percent, 2), "cls": p.identifiability, "nominal": num(p.nominal, 5),
@@ -114,6 +117,6 @@ and friction values of the robot file, springs as identified or nominal.</p>
 
     def context(self, data) -> dict:
         record = data.record
-        rows = _rows(record)
+        rows = _rows(data)
         modes, motors = _modes(data.robot, record) if rows else ([], "")
         return {"rows": rows, "motor_joints": ", ".join(record.motor_joints), "modes": modes, "motors": motors}
