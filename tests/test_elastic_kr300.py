@@ -62,7 +62,7 @@ def test_kr300_stiffness_from_link_and_motor_encoders(kr300_runs):
     print()
     results = {}
     for j, name in enumerate(STORED):
-        runs = [StiffnessRun(p.t, p.q[:, j], p.theta[:, j], p.qd[:, j], p.thetad[:, j], tau[:, j], p.qdd[:, j])
+        runs = [StiffnessRun(p.t, p.q[:, j], p.theta[:, j], p.qd[:, j], tau[:, j], p.qdd[:, j])
                 for p, tau in kr300_runs]
         r = joint_stiffness(name, runs)
         results[name] = r
@@ -90,8 +90,8 @@ def test_kr300_without_the_lag_the_deflection_is_not_a_spring(kr300_runs):
             x = np.linalg.lstsq(a, d, rcond=None)[0]
             ks.append(1.0 / x[1])
             naive.append(np.std(d - a @ x))
-        r = joint_stiffness(name, [StiffnessRun(p.t, p.q[:, j], p.theta[:, j], p.qd[:, j], p.thetad[:, j],
-                                                tau[:, j], p.qdd[:, j]) for p, tau in kr300_runs])
+        r = joint_stiffness(name, [StiffnessRun(p.t, p.q[:, j], p.theta[:, j], p.qd[:, j], tau[:, j],
+                                                p.qdd[:, j]) for p, tau in kr300_runs])
         fitted = r.residual_rms
         print(f"{name}: naive K per run {', '.join(f'{k:.3g}' for k in ks)} (stored {STORED[name]:.3g}); residual "
               f"{np.degrees(np.mean(naive)):.4f} deg against {np.degrees(fitted):.4f} deg with the lag")

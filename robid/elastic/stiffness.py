@@ -76,15 +76,15 @@ class JointStiffness:
 
 @dataclass(frozen=True)
 class StiffnessRun:
-    """One run of one joint on a uniform time grid ``t``: link position q, motor position theta (joint units),
-    their velocities, the link torque tau_link of the model, and optionally the link acceleration qdd (then the
-    inertia column of the module docstring is fitted), all (N,)."""
+    """One run of one joint on a uniform time grid ``t``: link position q, motor position theta (joint units), the
+    link velocity qd, the link torque tau_link of the model, and optionally the link acceleration qdd (then the
+    inertia column of the module docstring is fitted), all (N,). The motor velocity is that of the delayed motor
+    position (its spline)."""
 
     t: np.ndarray
     q: np.ndarray
     theta: np.ndarray
     qd: np.ndarray
-    thetad: np.ndarray
     tau_link: np.ndarray
     qdd: np.ndarray | None = None
 
@@ -113,8 +113,7 @@ def _system(runs: list[StiffnessRun], damping: float, lag: float):
 
     rows, targets = [], []
     for k, r in enumerate(runs):
-        t, q, th, qd, thd, tau = (np.asarray(x, dtype=float) for x in (r.t, r.q, r.theta, r.qd, r.thetad,
-                                                                        r.tau_link))
+        t, q, th, qd, tau = (np.asarray(x, dtype=float) for x in (r.t, r.q, r.theta, r.qd, r.tau_link))
         inside = (t - lag >= t[0]) & (t - lag <= t[-1])
         spline = CubicSpline(t, th)
         th_lag = spline(t[inside] - lag)
@@ -127,7 +126,6 @@ def _system(runs: list[StiffnessRun], damping: float, lag: float):
             inertia[:, k] = np.asarray(r.qdd, dtype=float)[inside]
         rows.append(np.column_stack([offsets, inertia, -load]))
         targets.append(q[inside] - th_lag)
-        del thd
     return np.concatenate(rows), np.concatenate(targets)
 
 
