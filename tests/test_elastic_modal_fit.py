@@ -22,8 +22,9 @@ from oracles.do_thesis import DO_TABLE_3_1
 import robid
 from robid.cli import main
 from robid.elastic import modal_analysis
-from robid.elastic.modal_fit import ModalMeasurement, fit_stiffness_damping, read_modal_measurements
+from robid.elastic.modal_fit import ModalMeasurement, fit_stiffness_damping
 from robid.errors import RobidInputError
+from robid.io.modal_file import read_modal_measurements
 
 # Table 3.1 poses (rad) and the notes' exact model values of modes 1 and 4: f1 (Hz), zeta1 (%), f4, zeta4
 POSES = DO_TABLE_3_1

@@ -38,7 +38,8 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import robid
-    from robid.elastic.modal_fit import fit_stiffness_damping, read_modal_measurements
+    from robid.elastic.modal_fit import fit_stiffness_damping
+    from robid.io.modal_file import read_modal_measurements
 
     robot = robid.load_robot(args.robot)
     data = read_modal_measurements(args.data, robot.model)
