@@ -620,6 +620,13 @@ def _hermite_monomials() -> np.ndarray:
 _HERMITE = _hermite_monomials()
 
 
+def hermite_basis(u: np.ndarray) -> np.ndarray:
+    """The six quintic Hermite basis functions at ``u`` in [0, 1], shape u.shape + (6,), in the data order of
+    :func:`_hermite_monomials` (derivatives taken in u)."""
+    u = np.asarray(u, dtype=float)
+    return (u[..., None] ** np.arange(6)) @ _HERMITE
+
+
 def _exponential_moments(z: np.ndarray) -> np.ndarray:
     """m_k(z) = int_0^1 e^{-z v} v^k dv, k = 0..5, shape z.shape + (6,): series for z <= 1, else k! z^-(k+1)
     P(k+1, z) with the regularised incomplete gamma function (both to rounding). Computed once per distinct z

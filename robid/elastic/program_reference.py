@@ -32,7 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
-from robid.elastic.motor_reference import SETTLING_TIME_CONSTANTS, MotorReference, SampledPath, motor_reference
+from robid.elastic.motor_reference import (
+    SETTLING_TIME_CONSTANTS,
+    MotorReference,
+    SampledPath,
+    hermite_basis,
+    motor_reference,
+)
 from robid.errors import RobidInputError
 from robid.excitation.fourier import FourierTrajectory
 from robid.excitation.programs.common import DEG, CommandedSeries, timeline_derivative
@@ -241,15 +247,7 @@ def _hermite(grid: np.ndarray, data: tuple[np.ndarray, np.ndarray, np.ndarray], 
     i = np.clip(np.searchsorted(grid, t, side="right") - 1, 0, grid.size - 2)
     h = (grid[i + 1] - grid[i])[:, None]
     u = ((t - grid[i])[:, None]) / h
-    u3 = u**3
-    basis = (
-        1.0 - u3 * (10.0 - u * (15.0 - 6.0 * u)),
-        u - u3 * (6.0 - u * (8.0 - 3.0 * u)),
-        0.5 * u * u - u3 * (1.5 - u * (1.5 - 0.5 * u)),
-        u3 * (10.0 - u * (15.0 - 6.0 * u)),
-        -u3 * (4.0 - u * (7.0 - 3.0 * u)),
-        0.5 * u3 * (1.0 - u * (2.0 - u)),
-    )
+    basis = np.moveaxis(hermite_basis(u), -1, 0)  # six (N, 1) arrays
     j = i + 1
     return (
         basis[0] * value[i]
