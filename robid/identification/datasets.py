@@ -14,9 +14,15 @@ base parameters stay those of the rigid model; only (true - nominal) times the d
 second order in the deflection.
 
 Elastic layout (terms with ``stiffness``; docs/elastic.md section 2): the regressor has the n link rows and one
-motor row per elastic joint, evaluated on the processed link and motor states. The measured (drive) torque of an
-elastic joint is the target of its motor row and its link row's target is zero (free motion: the spring carries the
-link); a rigid joint's row keeps its torque. The regressor goes through the torque's filter on the processed grid.
+motor row per elastic joint, evaluated on the processed link and motor states. An elastic joint's link row has
+target zero (free motion: the spring carries the link); its motor row is replaced by the sum of its motor and link
+rows, the **drive row**: target the measured drive torque, model u_J = [link row J without the spring] + [motor
+row J without the spring], where the spring and damping terms cancel exactly. The rows span the same equations (an
+invertible row transformation), but the drive row's error is the torque noise only, not k_J times the noise of
+two encoders' difference: that noise, which also enters the link acceleration, would otherwise reach every
+inertia through both rows (errors in variables; docs/elastic.md section 3 measures it), and the predicted drive
+torque would carry it. A rigid joint's row keeps its torque. The regressor goes through the torque's filter on the
+processed grid.
 """
 
 from __future__ import annotations
@@ -142,7 +148,8 @@ def _elastic_dataset(robot: Robot, processed: ProcessedSignals, source: str, not
     motor = [robot.joint_names[j] for j in robot.motor_joints]
     notes.append(
         f"elastic layout: {rows} rows per sample, the link equations of the {robot.dof} joints and the motor "
-        f"equations of {', '.join(motor)} (target zero on their link rows, the drive torque on their motor rows); "
+        f"equations of {', '.join(motor)} (target zero on their link rows; the drive torque on their drive rows, motor + link row, where the spring "
+        "cancels); "
         "Coulomb columns take sign(thetad) of the processed motor velocity"
     )
     notes.append("parallel filtering: the base regressor passed through the torque's filter on the processed grid")
@@ -158,7 +165,8 @@ def _elastic_dataset(robot: Robot, processed: ProcessedSignals, source: str, not
 
 def elastic_rows(robot: Robot, processed: ProcessedSignals, source: str):
     """Unfiltered base regressor (N, rows, nb), target (N, rows) and row mask of the elastic layout: link rows of
-    elastic joints target 0, their motor rows the drive torque, a rigid joint's row its torque."""
+    elastic joints target 0, their drive rows (motor row + link row, the spring cancelled; module docstring) the
+    drive torque, a rigid joint's row its torque."""
     if processed.theta is None:
         raise RobidInputError(
             f"{source}: the elastic layout (terms with 'stiffness') needs motor positions: CSV columns theta1.."
@@ -170,6 +178,8 @@ def elastic_rows(robot: Robot, processed: ProcessedSignals, source: str):
     tau_joint = np.asarray(processed.tau, dtype=float)
     keep_joint = np.asarray(processed.keep, dtype=bool)
     rows = list(range(robot.dof)) + list(robot.motor_joints)  # the joint each row belongs to
+    motor_rows = [robot.dof + i for i in range(len(robot.motor_joints))]
+    W[:, motor_rows] += W[:, list(robot.motor_joints)]  # drive row = motor row + link row: the spring cancels
     tau = tau_joint[:, rows].copy()
     tau[:, list(robot.motor_joints)] = 0.0
     return W, tau, keep_joint[:, rows]
