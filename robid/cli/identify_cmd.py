@@ -31,6 +31,10 @@ def register(sub) -> None:
     p.add_argument("--static-deflection", action="store_true",
                    help="the files' positions are motor-side (motor encoders only): correct them to the link by the "
                    "static deflection q = theta - K^-1 G(q) of the robot file's elastic joints (docs/elastic.md)")
+    p.add_argument("--motor-encoders-only", action="store_true",
+                   help="the files' positions are the motor encoders' (no link encoders) and the terms include "
+                   "stiffness: reconstruct the link states from the link equations and identify the stiffness "
+                   "through them (periodic runs; docs/elastic.md section 3b)")
     add_processing_arguments(p)
     # identification leaves out samples near velocity reversals by default: Coulomb friction is ill-defined
     # there (sign(qd) of a noisy qd), and rest phases would be fitted with the wrong friction sign
@@ -58,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         regularization=args.regularization,
         file_processing=validation_processing(common, args.validate),
         static_deflection=args.static_deflection,
+        motor_encoders_only=args.motor_encoders_only,
     )
     record = identify(robot, args.measurements, options, validation_files=args.validate)
     write_result(args.out, record)

@@ -55,6 +55,8 @@ class DataSet:
     rows_used: int
     notes: tuple[str, ...]
     drive_rows: tuple[int, ...] | None = None
+    #: the link states were reconstructed from motor encoders (robid.elastic.motor_encoders_only), not measured
+    reconstructed_link: bool = False
 
     def drive_view(self) -> DataSet:
         """The data set reduced to one row per joint, the measured drive torque (itself for the rigid layout)."""
@@ -73,13 +75,20 @@ def load_dataset(
     policy: ScreeningPolicy | None = None,
     coulomb: str = "noise",
     static_deflection: bool = False,
+    motor_side_values: np.ndarray | None = None,
+    linearise: bool = True,
 ) -> DataSet:
     """The least-squares block of one measurement (module docstring). ``coulomb``: ``"noise"`` (the Coulomb
     columns are the expected sign of the velocity given its noise, robid.identification.coulomb) or ``"sign"``;
-    ``static_deflection``: the file's positions are motor-side, corrected to the link (:func:`read_positions`)."""
+    ``static_deflection``: the file's positions are motor-side, corrected to the link (:func:`read_positions`);
+    ``motor_side_values``: the file's positions are the motor encoders' and the link states are reconstructed
+    with these base values, the block linearised there (``linearise``) or not
+    (robid.elastic.motor_encoders_only)."""
     measurement, deflection_notes, step = read_positions(robot, path, mapping, policy, static_deflection)
     processed = process(measurement, with_position_step(options or ProcessingOptions(), step))
     notes = list(measurement.notes) + deflection_notes
+    if motor_side_values is not None:
+        return _motor_side_dataset(robot, processed, str(path), notes, motor_side_values, linearise)
     if robot.motor_joints:
         return _elastic_dataset(robot, processed, str(path), notes)
     tau = np.asarray(processed.tau, dtype=float)
@@ -148,9 +157,9 @@ def _elastic_dataset(robot: Robot, processed: ProcessedSignals, source: str, not
     motor = [robot.joint_names[j] for j in robot.motor_joints]
     notes.append(
         f"elastic layout: {rows} rows per sample, the link equations of the {robot.dof} joints and the motor "
-        f"equations of {', '.join(motor)} (target zero on their link rows; the drive torque on their drive rows, motor + link row, where the spring "
-        "cancels); "
-        "Coulomb columns take sign(thetad) of the processed motor velocity"
+        f"equations of {', '.join(motor)} (target zero on their link rows; the drive torque on their drive rows, "
+        "motor + link row, where the spring cancels); Coulomb columns take sign(thetad) of the processed motor "
+        "velocity"
     )
     notes.append("parallel filtering: the base regressor passed through the torque's filter on the processed grid")
     notes += _regressor_noise_notes(processed)
@@ -161,6 +170,23 @@ def _elastic_dataset(robot: Robot, processed: ProcessedSignals, source: str, not
     drive = tuple(robot.dof + robot.motor_joints.index(j) if j in robot.motor_joints else j for j in range(robot.dof))
     return DataSet(source=source, processed=processed, W=W, tau=tau, rows_used=int(keep.sum()), notes=tuple(notes),
                    drive_rows=drive)
+
+
+def _motor_side_dataset(robot: Robot, processed: ProcessedSignals, source: str, notes: list[str], values,
+                        linearise: bool) -> DataSet:
+    """The drive rows of a run recorded with motor encoders only (robid.elastic.motor_encoders_only): one row per
+    joint, like the rigid layout."""
+    from robid.elastic.motor_encoders_only import motor_side_block
+
+    W, tau, keep, states, note = motor_side_block(robot, processed, values, source, linearise)
+    notes.append(note)
+    notes.append("parallel filtering: the base regressor passed through the torque's filter on the processed grid")
+    if not keep.all():
+        W = W * keep[:, :, None]
+        tau = tau * keep
+        notes.append(f"data selection: {int((~keep).sum())} (sample, joint) rows not used")
+    return DataSet(source=source, processed=states, W=W, tau=tau, rows_used=int(keep.sum()), notes=tuple(notes),
+                   reconstructed_link=True)
 
 
 def elastic_rows(robot: Robot, processed: ProcessedSignals, source: str):

@@ -53,6 +53,9 @@ class IdentificationOptions:
     #: positions are motor-side (theta): correct them to the link by the static deflection K^-1 G
     #: (robid.elastic.static_deflection)
     static_deflection: bool = False
+    #: positions are motor-side (motor encoders only) on an elastic model: the link states are reconstructed and
+    #: the stiffness identified through them by Gauss-Newton (robid.elastic.motor_encoders_only)
+    motor_encoders_only: bool = False
     #: consistent method: weight of the regulariser towards the nominal standard values (0 = none)
     regularization: float = 1e-6
     check_consistency: bool = True
@@ -110,13 +113,16 @@ def run_identification(
         raise RobidInputError(f"--method: expected one of {', '.join(METHODS)}, got {o.method!r}")
     if not files:
         raise RobidInputError("identify: at least one measurement file is needed")
-    sets = tuple(_load(robot, f, o) for f in files)
-    W, tau = stack(list(sets))
     base = robot.base_parameters()
     notes: list[str] = []
+    if o.motor_encoders_only:
+        sets, W, est = _motor_side_estimate(robot, files, o, notes)
+    else:
+        sets = tuple(_load(robot, f, o) for f in files)
+        W, tau = stack(list(sets))
+        est = _estimate(W, tau, base.names, o.method, row_correlation(list(sets)), notes)
     if len(sets) > 1:
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({W.shape[0]} samples)")
-    est = _estimate(W, tau, base.names, o.method, row_correlation(list(sets)), notes)
     nominal_base = base.values(robot.parameters)
     ident = classify(
         est,
@@ -129,7 +135,10 @@ def run_identification(
     )
     physical = _consistency_check(robot, est, notes) if o.check_consistency else None
     consistent, values, values_method = _reported_values(robot, est, o, notes)
-    vsets = tuple(_load(robot, f, o) for f in validation_files)
+    if o.motor_encoders_only:  # the runs as the model predicts them (k and d act through the link states)
+        sets = tuple(_load(robot, f, o, values, linearise=False) for f in files)
+    vsets = tuple(_load(robot, f, o, values if o.motor_encoders_only else None, linearise=False)
+                  for f in validation_files)
     work = Solution(
         robot=robot,
         options=o,
@@ -170,10 +179,52 @@ def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: li
     return estimate(W, tau, names, method="wls" if method == "consistent" else method, correlation=correlation)
 
 
-def _load(robot: Robot, path, o: IdentificationOptions) -> DataSet:
+def _load(robot: Robot, path, o: IdentificationOptions, motor_side_values=None, linearise: bool = True) -> DataSet:
     return load_dataset(
         robot, path, mapping=o.mapping_for(path), options=o.processing_for(path), policy=o.policy, coulomb=o.coulomb,
-        static_deflection=o.static_deflection,
+        static_deflection=o.static_deflection, motor_side_values=motor_side_values, linearise=linearise,
+    )
+
+
+#: Gauss-Newton of the motor-encoder-only identification: at most this many steps, converged when no parameter
+#: moves by more than GAUSS_NEWTON_TOLERANCE of its standard deviation
+GAUSS_NEWTON_STEPS = 30
+GAUSS_NEWTON_TOLERANCE = 1e-4
+
+
+def _motor_side_estimate(robot: Robot, files, o: IdentificationOptions, notes: list[str]):
+    """Gauss-Newton over the stiffness and damping of a motor-encoder-only identification
+    (robid.elastic.motor_encoders_only), from the robot file's values: each step is the chosen linear estimator on
+    the drive rows linearised at the previous estimate; the stiffness moves in compliance 1/k, where the link
+    states are nearly linear. (data sets of the last step, their stacked regressor, estimate)."""
+    from robid.elastic.motor_encoders_only import spring_parameters
+
+    if o.static_deflection:
+        raise RobidInputError("--motor-encoders-only and --static-deflection: choose one (the first identifies the "
+                              "stiffness, the second takes the robot file's)")
+    base = robot.base_parameters()
+    stiffness = [k for k, _ in spring_parameters(robot).values()]
+    values = base.values(robot.parameters)
+    for step in range(1, GAUSS_NEWTON_STEPS + 1):
+        sets = tuple(_load(robot, f, o, values) for f in files)
+        W, tau = stack(list(sets))
+        est = _estimate(W, tau, base.names, o.method, row_correlation(list(sets)), [])
+        new = np.array(est.values, dtype=float)
+        compliance = 1.0 / values[stiffness] - (new[stiffness] - values[stiffness]) / values[stiffness] ** 2
+        if not np.all(compliance > 0):
+            raise RobidInputError(
+                "--motor-encoders-only: the stiffness is not determined by these motor-side data (a Gauss-Newton "
+                f"step crossed zero compliance at step {step}); excite faster motion or measure the link positions"
+            )
+        new[stiffness] = 1.0 / compliance
+        moved = np.abs(new - values) / np.maximum(np.asarray(est.std, dtype=float), 1e-300)
+        values = new
+        if np.nanmax(moved) < GAUSS_NEWTON_TOLERANCE:
+            notes.append(f"motor encoders only: Gauss-Newton over stiffness and damping converged in {step} steps")
+            return sets, W, est
+    raise RobidInputError(
+        f"--motor-encoders-only: Gauss-Newton did not converge in {GAUSS_NEWTON_STEPS} steps (largest move "
+        f"{np.nanmax(moved):.3g} std): the stiffness is poorly determined by these data"
     )
 
 

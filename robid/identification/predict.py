@@ -114,7 +114,13 @@ def predict_file(
     )
     lines += deflection_notes
     processed = process(measurement, with_position_step(options, step))
-    if robot.motor_joints:  # elastic layout: the drive torque is each elastic joint's motor row
+    if record.processing.motor_encoders_only:  # link states reconstructed with the identified springs
+        from robid.elastic.motor_encoders_only import motor_side_block
+
+        W, _, _, processed, note = motor_side_block(robot, processed, record.values, str(path), linearise=False)
+        grid = W @ record.values
+        notes = [note]
+    elif robot.motor_joints:  # elastic layout: the drive torque is each elastic joint's drive row
         W, _, _ = elastic_rows(robot, processed, str(path))
         grid = (W @ record.values)[:, record.drive_rows]
         notes = ["elastic layout: drive torques from the motor rows at the processed link and motor states"]

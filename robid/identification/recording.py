@@ -43,6 +43,7 @@ def processing_settings(o) -> ProcessingSettings:
         screening=to_plain(o.policy),
         coulomb=o.coulomb,
         static_deflection=o.static_deflection,
+        motor_encoders_only=o.motor_encoders_only,
     )
 
 
@@ -116,7 +117,9 @@ def identification_record(work) -> IdentificationRecord:
         robot_source=robot.model.source,
         terms=tuple(robot.terms),
         joints=tuple(robot.joint_names),
-        motor_joints=tuple(robot.joint_names[j] for j in robot.motor_joints),
+        # the rows of the elastic layout; a motor-encoder-only identification has one drive row per joint
+        motor_joints=() if work.options.motor_encoders_only else tuple(robot.joint_names[j] for j in
+                                                                        robot.motor_joints),
         method=work.values_method,
         base_parameters=_base_rows(robot, est, ident, values, work.values_method),
         standard_parameters=_standard_rows(robot, ident, work.consistent),

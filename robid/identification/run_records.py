@@ -12,6 +12,8 @@ fits, computed once, on every sample, so that a report only has to draw it.
   the band, and the mean model std.
 * **Ranges** of the processed motion, **display series** (every ``step``-th sample, 6 significant digits), and
   the **residual spectrum** (robid.signals.spectrum).
+* **Deflection** (elastic layout only): the recorded deflection theta - q of every elastic joint and the one the
+  identified springs predict from the link rows (:func:`elastic_deflection`), on the display samples.
 
 A validation file given after identification (``robid report --validate``) goes through :func:`held_out_run`:
 processed with the options and screening the record stores, it is recorded exactly as identification records
@@ -24,10 +26,11 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
+from scipy.signal import lfilter, lfilter_zi
 
 from robid.estimation import band_coverage, prediction_std, torque_metrics
 from robid.estimation.metrics import K95
-from robid.identification.datasets import DataSet
+from robid.identification.datasets import DataSet, elastic_rows
 from robid.model.terms import standalone_parameters
 from robid.record.codec import finite
 from robid.record.runs import (
@@ -37,6 +40,7 @@ from robid.record.runs import (
     JointRange,
     ResidualSpectrum,
     RunRecord,
+    Series,
     TorqueFit,
 )
 from robid.signals.processing_summary import processing_summary
@@ -151,6 +155,11 @@ def _display(robot, dataset: DataSet, values: np.ndarray, pred: RunPrediction) -
             out.append(_rounded(dataset.W[pick, j, idx] @ values[idx]) if idx else None)
         return tuple(out)
 
+    deflection = {}
+    if robot.motor_joints and not dataset.reconstructed_link:  # link encoders: a recorded deflection
+        measured, predicted = elastic_deflection(robot, p, values, dataset.source)
+        deflection = {"deflection_measured": _elastic_columns(robot, measured[pick]),
+                      "deflection_predicted": _elastic_columns(robot, predicted[pick])}
     t = np.asarray(p.t, dtype=float)
     return DisplaySeries(
         step=step,
@@ -164,7 +173,54 @@ def _display(robot, dataset: DataSet, values: np.ndarray, pred: RunPrediction) -
         tau_friction=part("friction"),
         tau_compensator=part("balancer"),
         used=tuple(tuple(bool(v) for v in col) for col in np.asarray(p.keep, dtype=bool)[pick].T),
+        **deflection,
     )
+
+
+def _elastic_columns(robot, x: np.ndarray) -> tuple[Series | None, ...]:
+    """The columns of the elastic joints (robot.motor_joints); None for the others."""
+    return tuple(_rounded(x[:, j]) if j in robot.motor_joints else None for j in range(robot.dof))
+
+
+def elastic_deflection(robot, processed, values: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """Recorded and predicted deflection delta_J = theta_J - q_J of a run in the elastic layout, (N, dof) each on the
+    processed grid, joint units; NaN columns for the joints that are not elastic.
+
+    Recorded: the processed motor position minus the processed link position. Predicted: link row J of the elastic
+    layout (docs/elastic.md section 2), 0 = L_J beta' + k_J (q_J - theta_J) + d_J (qd_J - thetad_J), where
+    L_J beta' is the row times the reported ``values`` without k_J and d_J, evaluated unfiltered at the processed
+    states (robid.identification.datasets.elastic_rows): the spring torque the link side needs. Then
+    k_J delta_J + d_J delta_J' = L_J beta' (:func:`deflection_of_spring_torque`): damping included, not the
+    quasi-static L_J beta' / k_J. A negative identified damping (noise about zero) counts as zero, for which the
+    equation has a stable solution; without a positive identified stiffness nothing is predicted (NaN)."""
+    names = list(robot.base_parameters().names)
+    W, _, _ = elastic_rows(robot, processed, source)
+    measured = np.full(np.shape(processed.q), np.nan)
+    predicted = np.full(np.shape(processed.q), np.nan)
+    for j in robot.motor_joints:
+        joint = robot.joint_names[j]
+        spring = [names.index(name) for name in (f"k_{joint}", f"d_{joint}") if name in names]  # d: term damping
+        stiffness = float(values[spring[0]])
+        damping = max(float(values[spring[1]]), 0.0) if len(spring) == 2 else 0.0
+        measured[:, j] = np.asarray(processed.theta)[:, j] - np.asarray(processed.q)[:, j]
+        if stiffness > 0:
+            spring_torque = np.delete(W[:, j], spring, axis=1) @ np.delete(values, spring)
+            predicted[:, j] = deflection_of_spring_torque(spring_torque, stiffness, damping, processed.sample_rate)
+    return measured, predicted
+
+
+def deflection_of_spring_torque(torque: np.ndarray, stiffness: float, damping: float, rate: float) -> np.ndarray:
+    """The deflection delta with stiffness delta + damping delta' = torque on a uniform grid of ``rate`` Hz: the
+    first-order low-pass 1 / (stiffness + i w damping) per harmonic, time constant damping / stiffness, integrated
+    by the trapezoidal rule (bilinear transform) from the quasi-static value torque / stiffness at the first
+    sample. On a periodic grid this start transient decays within a few time constants, after which the result is
+    the periodic solution of every harmonic up to the bilinear frequency warping (1e-5 of the peak on the test's
+    harmonics, tests/test_elastic_report_deflection.py); with zero damping it is torque / stiffness."""
+    numerator = np.array([0.5, 0.5])
+    denominator = np.array([0.5 * stiffness + damping * rate, 0.5 * stiffness - damping * rate])
+    torque = np.asarray(torque, dtype=float)
+    delta, _ = lfilter(numerator, denominator, torque, zi=lfilter_zi(numerator, denominator) * torque[0])
+    return delta
 
 
 def _spectrum(dataset: DataSet, pred: RunPrediction) -> ResidualSpectrum:

@@ -77,6 +77,9 @@ def _check_run(c: _Checker, run, joints, role: str, path: str) -> None:
     for name in ("q", "qd", "tau_measured", "tau_predicted", "tau_std_model", "tau_friction", "tau_compensator",
                  "used"):
         c.columns(getattr(d, name), dof, n, f"{path}.display.{name}")
+    for name in ("deflection_measured", "deflection_predicted"):  # elastic layout only (schema 1.2)
+        if getattr(d, name) is not None:
+            c.columns(getattr(d, name), dof, n, f"{path}.display.{name}")
     if run.spectrum is not None:
         bins = len(run.spectrum.frequency_hz)
         c.columns(run.spectrum.measured, dof, bins, f"{path}.spectrum.measured")

@@ -32,7 +32,9 @@ from robid.errors import RobidInputError
 from robid.record.codec import dumps, finite, from_plain, loads, to_plain
 from robid.record.runs import RunRecord, TorqueFit
 
-SCHEMA_VERSION = "1.1"  # 1.1: motor_joints (the elastic layout)
+#: 1.1: motor_joints (the elastic layout); 1.2: the runs' display.deflection_* (elastic) and
+#: processing.motor_encoders_only
+SCHEMA_VERSION = "1.2"
 SCHEMA_MAJOR = 1
 
 
@@ -231,6 +233,9 @@ class ProcessingSettings:
     coulomb: str = "noise"
     #: positions read as motor-side and corrected by the static deflection (robid.elastic.static_deflection; 1.1)
     static_deflection: bool = False
+    #: positions read as the motor encoders' and link states reconstructed with the identified springs
+    #: (robid.elastic.motor_encoders_only; 1.2)
+    motor_encoders_only: bool = False
 
 
 # ---- the record ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ figures (:class:`RunRecord`). Part of the identification record (robid.record.id
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -127,7 +127,12 @@ class DisplaySeries:
     Joint-indexed tuples hold one column per joint; ``tau_friction`` and ``tau_compensator`` are the predicted
     torque of the joint's own (ungrouped) friction and balancer parameters (None for a joint without); ``used``
     marks the rows the data selection kept. A value that is not available (the model std of a prediction that
-    involves a parameter the data never excited) is None."""
+    involves a parameter the data never excited) is None.
+
+    Elastic layout only (schema 1.2; None for a rigid record and left out of its JSON): ``deflection_measured`` is
+    the recorded deflection theta - q of every elastic joint (processed motor and link positions, joint units),
+    ``deflection_predicted`` the one the identified model predicts from the link row
+    (robid.identification.run_records.elastic_deflection); None for a joint that is not elastic."""
 
     step: int
     t0: float
@@ -140,6 +145,8 @@ class DisplaySeries:
     tau_friction: tuple[Series | None, ...]
     tau_compensator: tuple[Series | None, ...]
     used: tuple[tuple[bool, ...], ...]
+    deflection_measured: tuple[Series | None, ...] | None = field(default=None, metadata={"omit_none": True})
+    deflection_predicted: tuple[Series | None, ...] | None = field(default=None, metadata={"omit_none": True})
 
     def array(self, name: str) -> np.ndarray:
         """(n, dof) array of a joint-indexed series; NaN for a value or a joint without it."""
