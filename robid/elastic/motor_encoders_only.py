@@ -40,8 +40,10 @@ from robid.signals.records import RowNoise
 
 #: the reconstruction's band: omega <= BAND_RATIO * (lowest locked-motor resonance sqrt(k / M_JJ))
 BAND_RATIO = 0.5
-#: fixed-point steps of (1): each reduces the error by omega^2 M / k <= BAND_RATIO^2 = 1/4 at the band edge
-FIXED_POINT_STEPS = 12
+#: fixed-point steps of (1) at most: each reduces the error by omega^2 M / k <= BAND_RATIO^2 = 1/4 at the band
+#: edge; done when no link position moves by more than FIXED_POINT_TOLERANCE (rad or m)
+FIXED_POINT_STEPS = 25
+FIXED_POINT_TOLERANCE = 1e-12
 #: relative step of the central differences for the k and d columns
 DIFFERENCE_STEP = 1e-4
 
@@ -133,6 +135,7 @@ def link_states(robot, processed: ProcessedSignals, values: np.ndarray, omega_ma
     q, qd, qdd = theta.copy(), thetad.copy(), thetadd.copy()
     n = theta.shape[0]
     for _ in range(FIXED_POINT_STEPS):
+        previous = q.copy()
         W = base.regressor(q, qd, qdd, motor=(theta, thetad, thetadd))
         for j, (k_index, d_index) in springs.items():
             carried = W[:, j, link_columns] @ values[link_columns]  # s_J: the link torque the spring carries
@@ -142,6 +145,8 @@ def link_states(robot, processed: ProcessedSignals, values: np.ndarray, omega_ma
             q[:, j] = theta[:, j] - np.fft.irfft(deflection, n=n)
             qd[:, j] = thetad[:, j] - np.fft.irfft(1j * omega * deflection, n=n)
             qdd[:, j] = thetadd[:, j] + np.fft.irfft(omega**2 * deflection, n=n)
+        if np.max(np.abs(q - previous)) <= FIXED_POINT_TOLERANCE:
+            break
     return dataclasses.replace(processed, q=q, qd=qd, qdd=qdd, theta=theta, thetad=thetad, thetadd=thetadd)
 
 
