@@ -13,15 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
+from oracles.damped_2r import damped_2r_runs
 
 import robid
 from robid.errors import RobidInputError
-from robid.excitation.fourier import FourierTrajectory
 from robid.identification import IdentificationOptions, identify
-from robid.model.loader import builtin_robot_path
 from robid.signals import ProcessingOptions
-from robid.simulation import SensorSettings, simulate
 
 MIN_SPEED = 0.1  # rad/s, as in tests/test_elastic_identification.py
 RIGID = ("rigid", "rotor", "viscous", "coulomb")
@@ -35,25 +32,13 @@ TRUTH = {"k_J1": 2000.0, "k_J2": 1600.0, "fv_J1": 2.04 + 3.91, "fv_J2": 1.68 + 2
 def runs(tmp_path_factory):
     """(robot file, [(link+motor file, motor-only file)] for an identification and a validation run)."""
     d = tmp_path_factory.mktemp("motor_only")
-    doc = yaml.safe_load(builtin_robot_path("do_2r_elastic").read_text())
-    doc["name"] = "do-2r-damped"
-    for j, (damping, coulomb) in zip(doc["joints"], ((12.0, 1.5), (8.0, 1.0)), strict=True):
-        j["elasticity"]["damping"] = damping
-        j["friction"]["coulomb"] = coulomb
-    robot_file = d / "robot.yaml"
-    robot_file.write_text(yaml.safe_dump(doc))
-    rng = np.random.default_rng(4)
+    robot_file, runs = damped_2r_runs(d)
     files = []
-    for k, period in enumerate((6.0, 5.0)):
-        traj = FourierTrajectory(period=period, center=np.array([-1.2, 0.8]), a=0.35 * rng.normal(size=(2, 4)),
-                                 b=0.35 * rng.normal(size=(2, 4)))
-        sensors = SensorSettings(rate=500.0, q_noise=2e-6, tau_noise=0.05, encoder_counts=2**20,
-                                 link_encoder_counts=2**22)
-        both = simulate(robot_file, traj, periods=3, sensors=sensors, seed=k).write_csv(d / f"run{k}.csv")
+    for both in runs:  # the same runs as a robot without link encoders records them
         frame = pd.read_csv(both)
         for j in (1, 2):
             frame[f"q{j}"] = frame[f"theta{j}"]
-        motor = d / f"run{k}_motor.csv"
+        motor = both.with_name(both.stem + "_motor.csv")
         frame[[c for c in frame.columns if not c.startswith("theta")]].to_csv(motor, index=False)
         files.append((both, motor))
     return robot_file, files

@@ -13,17 +13,14 @@ import json
 
 import numpy as np
 import pytest
-import yaml
+from oracles.damped_2r import damped_2r_runs
 
 import robid
 from robid.errors import RobidInputError
-from robid.excitation.fourier import FourierTrajectory
 from robid.identification import IdentificationOptions, identify
 from robid.identification.run_records import deflection_of_spring_torque
-from robid.model.loader import builtin_robot_path
 from robid.record import IdentificationRecord
 from robid.signals import ProcessingOptions
-from robid.simulation import SensorSettings, simulate
 
 MIN_SPEED = 0.1  # rad/s, as tests/test_elastic_identification.py
 TERMS = ("rigid", "rotor", "viscous", "coulomb", "stiffness", "damping", "link_viscous")
@@ -35,24 +32,7 @@ DYNAMIC_AGREEMENT = 0.03
 
 @pytest.fixture(scope="module")
 def elastic_runs(tmp_path_factory):
-    d = tmp_path_factory.mktemp("elastic_deflection")
-    doc = yaml.safe_load(builtin_robot_path("do_2r_elastic").read_text())
-    doc["name"] = "do-2r-damped"
-    for j, (damping, coulomb) in zip(doc["joints"], ((12.0, 1.5), (8.0, 1.0)), strict=True):
-        j["elasticity"]["damping"] = damping
-        j["friction"]["coulomb"] = coulomb
-    robot_file = d / "robot.yaml"
-    robot_file.write_text(yaml.safe_dump(doc))
-    rng = np.random.default_rng(4)
-    files = []
-    for k, period in enumerate((6.0, 5.0)):
-        traj = FourierTrajectory(period=period, center=np.array([-1.2, 0.8]), a=0.35 * rng.normal(size=(2, 4)),
-                                 b=0.35 * rng.normal(size=(2, 4)))
-        sensors = SensorSettings(rate=500.0, q_noise=2e-6, tau_noise=0.05, encoder_counts=2**20,
-                                 link_encoder_counts=2**22)
-        sim = simulate(robot_file, traj, periods=2, sensors=sensors, seed=k)
-        files.append(sim.write_csv(d / f"run{k}.csv"))
-    return robot_file, files
+    return damped_2r_runs(tmp_path_factory.mktemp("elastic_deflection"), periods=2)
 
 
 @pytest.fixture(scope="module")
