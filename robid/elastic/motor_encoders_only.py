@@ -150,9 +150,15 @@ def link_states(robot, processed: ProcessedSignals, values: np.ndarray, omega_ma
     return dataclasses.replace(processed, q=q, qd=qd, qdd=qdd, theta=theta, thetad=thetad, thetadd=thetadd)
 
 
-def _drive_rows(robot) -> list[int]:
-    """Per joint, its row of the elastic layout that carries the drive torque (robid.identification.datasets)."""
-    return [robot.dof + robot.motor_joints.index(j) if j in robot.motor_joints else j for j in range(robot.dof)]
+def _drive_regressor(robot, processed: ProcessedSignals, evaluate_at: np.ndarray, omega_max: float, source: str):
+    """(drive rows of the regressor (N, dof, nb), their keep mask, the reconstructed states) at the link states
+    that the base values ``evaluate_at`` reconstruct."""
+    from robid.identification.datasets import drive_rows, elastic_rows
+
+    states = link_states(robot, processed, evaluate_at, omega_max)
+    W, _, keep = elastic_rows(robot, states, source)
+    rows = list(drive_rows(robot))
+    return W[:, rows], keep[:, rows], states
 
 
 def motor_side_block(robot, processed: ProcessedSignals, values: np.ndarray, source: str, linearise: bool = True):
@@ -162,15 +168,10 @@ def motor_side_block(robot, processed: ProcessedSignals, values: np.ndarray, sou
     ``linearise``: the drive rows linearised at ``values`` for a Gauss-Newton step (module docstring). Otherwise
     the model as it predicts: the k and d columns zero (they act through the reconstructed states) and the
     target the measured drive torque, so that W @ values is the predicted drive torque."""
-    from robid.identification.datasets import elastic_rows
-
     check_motor_side_run(robot, processed, source)
     omega_max, note = band_limit(robot, processed)
     values = np.asarray(values, dtype=float)
-    states = link_states(robot, processed, values, omega_max)
-    W_all, _, keep_all = elastic_rows(robot, states, source)
-    rows = _drive_rows(robot)
-    W = W_all[:, rows].copy()
+    W, keep, states = _drive_regressor(robot, processed, values, omega_max, source)
     linearised = np.zeros((W.shape[0], robot.dof))  # the k and d columns times the linearisation point
     for k_index, d_index in spring_parameters(robot).values():
         for index in (k_index, d_index):
@@ -183,8 +184,8 @@ def motor_side_block(robot, processed: ProcessedSignals, values: np.ndarray, sou
             plus, minus = values.copy(), values.copy()
             plus[index] += h
             minus[index] -= h
-            column = (_predict(robot, processed, values, plus, omega_max, rows)
-                      - _predict(robot, processed, values, minus, omega_max, rows)) / (2 * h)
+            column = (_drive_regressor(robot, processed, plus, omega_max, source)[0] @ values
+                      - _drive_regressor(robot, processed, minus, omega_max, source)[0] @ values) / (2 * h)
             W[:, :, index] = column
             linearised += column * values[index]
     band, kept = _band_filter(processed, omega_max)
@@ -193,12 +194,5 @@ def motor_side_block(robot, processed: ProcessedSignals, values: np.ndarray, sou
     tau = measured + band(processed.apply_filter(linearised))
     noise = RowNoise(transpose=band, power_gain=(2 * kept - 1) / W.shape[0])
     states = dataclasses.replace(states, row_noise=noise, tau=measured)
-    return W, tau, np.asarray(keep_all[:, rows], dtype=bool), states, note
+    return W, tau, np.asarray(keep, dtype=bool), states, note
 
-
-def _predict(robot, processed, values, evaluate_at, omega_max, rows) -> np.ndarray:
-    from robid.identification.datasets import elastic_rows
-
-    states = link_states(robot, processed, evaluate_at, omega_max)
-    W, _, _ = elastic_rows(robot, states, "")
-    return np.einsum("nrb,b->nr", W[:, rows], values)

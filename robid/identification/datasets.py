@@ -167,9 +167,14 @@ def _elastic_dataset(robot: Robot, processed: ProcessedSignals, source: str, not
         W = W * keep[:, :, None]
         tau = tau * keep
         notes.append(f"data selection: {int((~keep).sum())} (sample, row) rows not used")
-    drive = tuple(robot.dof + robot.motor_joints.index(j) if j in robot.motor_joints else j for j in range(robot.dof))
     return DataSet(source=source, processed=processed, W=W, tau=tau, rows_used=int(keep.sum()), notes=tuple(notes),
-                   drive_rows=drive)
+                   drive_rows=drive_rows(robot))
+
+
+def drive_rows(robot: Robot) -> tuple[int, ...]:
+    """Per joint, its row of the elastic layout that carries the drive torque: the drive row of an elastic joint
+    (after the link rows), a rigid joint's own row."""
+    return tuple(robot.dof + robot.motor_joints.index(j) if j in robot.motor_joints else j for j in range(robot.dof))
 
 
 def _motor_side_dataset(robot: Robot, processed: ProcessedSignals, source: str, notes: list[str], values,

@@ -193,15 +193,15 @@ def elastic_deflection(robot, processed, values: np.ndarray, source: str) -> tup
     k_J delta_J + d_J delta_J' = L_J beta' (:func:`deflection_of_spring_torque`): damping included, not the
     quasi-static L_J beta' / k_J. A negative identified damping (noise about zero) counts as zero, for which the
     equation has a stable solution; without a positive identified stiffness nothing is predicted (NaN)."""
-    names = list(robot.base_parameters().names)
+    from robid.elastic.motor_encoders_only import spring_parameters
+
     W, _, _ = elastic_rows(robot, processed, source)
     measured = np.full(np.shape(processed.q), np.nan)
     predicted = np.full(np.shape(processed.q), np.nan)
-    for j in robot.motor_joints:
-        joint = robot.joint_names[j]
-        spring = [names.index(name) for name in (f"k_{joint}", f"d_{joint}") if name in names]  # d: term damping
-        stiffness = float(values[spring[0]])
-        damping = max(float(values[spring[1]]), 0.0) if len(spring) == 2 else 0.0
+    for j, (k_index, d_index) in spring_parameters(robot).items():
+        spring = [k_index] if d_index is None else [k_index, d_index]  # d: with the term damping
+        stiffness = float(values[k_index])
+        damping = 0.0 if d_index is None else max(float(values[d_index]), 0.0)
         measured[:, j] = np.asarray(processed.theta)[:, j] - np.asarray(processed.q)[:, j]
         if stiffness > 0:
             spring_torque = np.delete(W[:, j], spring, axis=1) @ np.delete(values, spring)

@@ -49,7 +49,7 @@ def _time_figures(data, run, a) -> list:
     names = data.robot.joint_names
     units = joint_units(data.robot)
     t = a["t"]
-    xlabel = _time_label(run)
+    xlabel = time_label(run)
     figs = []
     for group in F.joint_groups(data.robot.dof):
         with F.style():
@@ -165,7 +165,8 @@ def _spectrum_figure(data, run):
         )
 
 
-def _time_label(run) -> str:
+def time_label(run) -> str:
+    """The x-axis label of a run's series: time in the averaged period, in the periods, or in the record."""
     if run.mode == "periodic" and run.n_periods > 1:
         return "time in the averaged period [s]"
     if run.mode == "periodic-samples":
