@@ -44,10 +44,16 @@ class CampaignRun:
 
 
 def _file_hash(path: Path) -> str:
+    """Hash of a file's bytes, or of a folder's files (names relative to it and contents, in sorted order: a
+    measurement may be a folder of signal files)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        if path.is_dir():
+            h.update(file.relative_to(path).as_posix().encode())
+        with open(file, "rb") as f:
+            for block in iter(lambda f=f: f.read(1 << 20), b""):
+                h.update(block)
     return h.hexdigest()
 
 
@@ -189,6 +195,10 @@ class _Campaign:
             [(n, _file_hash_later(meas_paths[n])) for n in used],
             [(n, _file_hash_later(traj_paths[t]) if t else None) for n, t in zip(used, trajectories, strict=True)],
             [str(_mapping_of(spec, n)) for n in used],
+            [_measurement(spec, n).processing for n in used],
+            [(r.label, r.robot, _file_hash_later(Path(r.robot)) if Path(r.robot).is_file() else None,
+              _file_hash_later(r.parameters) if r.parameters else None, r.armature, r.terms, r.sigmoid_friction)
+             for r in spec.references],
         )
         record = self.step("identify", fp, [result_path], lambda: _identify(
             self.ident_robot, spec, meas_paths, traj_paths, truths, result_path))
@@ -212,12 +222,16 @@ def _file_hash_later(path: Path) -> str:
     return _file_hash(path) if path.exists() else "missing"
 
 
+def _measurement(spec: CampaignSpec, name: str):
+    return next(m for m in spec.measurements if m.name == name)
+
+
 def _traj_of(spec: CampaignSpec, name: str) -> str | None:
-    return next(m.trajectory for m in spec.measurements if m.name == name)
+    return _measurement(spec, name).trajectory
 
 
 def _mapping_of(spec: CampaignSpec, name: str):
-    return next(m.mapping for m in spec.measurements if m.name == name)
+    return _measurement(spec, name).mapping
 
 
 def _design(robot, spec: CampaignSpec, t, out: Path) -> None:
@@ -258,11 +272,15 @@ def _simulate(robot, traj: Path, settings: dict, out: Path, truth: Path) -> None
     write_json(truth, {"label": "truth (virtual robot)", "parameters": res.truth})
 
 
-def _base_processing(spec: CampaignSpec):
-    """The campaign's ``processing`` block as ProcessingOptions (checked when the campaign file was read)."""
+def _base_processing(spec: CampaignSpec, name: str | None = None):
+    """The campaign's ``processing`` block as ProcessingOptions, with measurement ``name``'s own block over it
+    (both checked when the campaign file was read)."""
     from robid.signals import ProcessingOptions
 
-    return ProcessingOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in spec.processing.items()})
+    fields = dict(spec.processing)
+    if name is not None:
+        fields.update(_measurement(spec, name).processing)
+    return ProcessingOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
 
 
 def _processing_for(spec: CampaignSpec, traj_paths, name: str):
@@ -274,9 +292,9 @@ def _processing_for(spec: CampaignSpec, traj_paths, name: str):
 
     traj = _traj_of(spec, name)
     if traj is None:
-        return _base_processing(spec)
+        return _base_processing(spec, name)
     period, excited, design = design_processing(traj_paths[traj])
-    return dataclasses.replace(_base_processing(spec), period=period, period_source="trajectory",
+    return dataclasses.replace(_base_processing(spec, name), period=period, period_source="trajectory",
                                excited_harmonics=excited, design=design)
 
 
@@ -295,14 +313,22 @@ def truth_base_values(robot, truth_files: list[Path]):
 
 def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Path) -> IdentificationRecord:
     from robid.identification import IdentificationOptions, identify
+    from robid.identification.references import load_reference
     from robid.io.result_file import write_result
 
     names = (*spec.identify, *spec.validate)
+    meas_paths = _named_sources(meas_paths, names)
+    references = tuple(
+        load_reference(r.label, r.robot, parameters=r.parameters, armature=r.armature, terms=r.terms,
+                       sigmoid_friction=r.sigmoid_friction, where=f"{spec.source}: references.{r.name}")
+        for r in spec.references
+    )
     options = IdentificationOptions(
         method=spec.method,
         processing=_base_processing(spec),
         file_processing={str(meas_paths[n]): _processing_for(spec, traj_paths, n) for n in names},
         file_mapping={str(meas_paths[n]): _mapping_of(spec, n) for n in names if _mapping_of(spec, n)},
+        references=references,
     )
     record = identify(robot, [meas_paths[n] for n in spec.identify], options,
                       validation_files=[meas_paths[n] for n in spec.validate])
@@ -313,6 +339,17 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
             record = record.with_references("truth", values)
     write_result(out, record)
     return record
+
+
+def _named_sources(paths: dict, names) -> dict:
+    """The measurements' files, those given by more than one measurement (e.g. two time windows of one record)
+    as RunSource named ``"<file> [<measurement>]"`` so that each keeps its own options."""
+    from robid.identification.identify import RunSource
+
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[str(paths[n])] = counts.get(str(paths[n]), 0) + 1
+    return {n: RunSource(Path(p), f"{p} [{n}]") if n in names and counts[str(p)] > 1 else p for n, p in paths.items()}
 
 
 def _report(robot, spec: CampaignSpec, record, result_path: Path, out: Path, traj: Path | None) -> None:

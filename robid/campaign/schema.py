@@ -13,10 +13,14 @@ export:                             # controller programs, checked by parse-back
 measurements:                       # the virtual robot or real files
   ident: {simulate: {trajectory: ident, periods: 4, noise: realistic, seed: 1, rate: 250}}
   real1: {file: data/run1.csv, mapping: data/ur.yaml, trajectory: ident}
+  real2: {file: data/run_dir, mapping: data/panda.yaml, processing: {start: 1.0, end: 14.0}}
 processing: {snr_threshold: 20}     # ProcessingOptions fields (docs/signals.md); the period of a measurement
-                                    # with a trajectory comes from that trajectory
+                                    # with a trajectory comes from that trajectory; a measurement's own
+                                    # processing: block overrides these fields for that measurement
 identification: {measurements: [ident], validation: [valid], method: wls}   # optional terms: [...] (e.g. with
                                     # stiffness, damping: the elastic layout; design and simulation keep the campaign's)
+references:                         # optional: published or nominal models scored on the same samples
+  published: {robot: published.yaml, parameters: values.yaml, armature: [0, 0], label: "Author 2020"}
 report: {title: "KR demo"}          # optional; omit or false for no report
 ```
 """
@@ -31,7 +35,8 @@ from robid.errors import RobidInputError
 from robid.io.files import read_yaml
 
 _TOP = {"robid_campaign", "name", "robot", "terms", "trajectories", "export", "measurements", "processing",
-        "identification", "report", "description"}
+        "identification", "references", "report", "description"}
+_REFERENCE = {"robot", "parameters", "armature", "terms", "label", "sigmoid_friction"}
 _SIM = {"trajectory", "periods", "noise", "seed", "rate", "q_noise", "tau_noise"}
 _FORMATS = ("csv", "krl", "rapid", "urscript")
 _METHODS = ("ols", "wls", "irls", "consistent")
@@ -59,6 +64,22 @@ class MeasurementSource:
     file: Path | None = None
     mapping: Path | None = None
     trajectory: str | None = None  # the trajectory it ran (period and excited harmonics for processing)
+    #: this measurement's signal-stage options over the campaign's ``processing`` (e.g. start/end of a block)
+    processing: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReferenceSource:
+    """A reference model (robid.identification.references): robot file (resolved) or built-in name, optional
+    parameter file, armature and terms, and the label the record and report give it."""
+
+    name: str
+    label: str
+    robot: str
+    parameters: Path | None = None
+    armature: tuple[float, ...] | None = None
+    terms: tuple[str, ...] | None = None
+    sigmoid_friction: dict | None = None  # {phi1: [...], phi2: [...], phi3: [...]} (checked when loaded)
 
 
 @dataclass(frozen=True)
@@ -78,6 +99,8 @@ class CampaignSpec:
     #: terms of identification when they differ from the campaign's (e.g. the elastic layout: the design and the
     #: simulation use the robot's rigid terms, identification adds stiffness and damping)
     identification_terms: tuple[str, ...] | None = None
+    #: reference models scored on every run next to the identified model
+    references: tuple[ReferenceSource, ...] = ()
     raw: dict = field(default_factory=dict, compare=False)
 
 
@@ -132,10 +155,8 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     processing = data.get("processing") or {}
     if not isinstance(processing, dict):
         raise RobidInputError(f"{w}: processing: expected a mapping of signal-stage options")
-    from robid.signals import ProcessingOptions
-
-    allowed = set(ProcessingOptions.__dataclass_fields__) - {"period", "period_source", "excited_harmonics", "design"}
-    _keys(processing, allowed, f"{w}: processing")
+    _keys(processing, _processing_fields() - {"period"}, f"{w}: processing")
+    _check_processing(processing, f"{w}: processing")
     report = data.get("report", {})
     if report is False or report is None:
         report = None
@@ -155,6 +176,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
         method=method,
         report=report,
         identification_terms=tuple(ident_terms) if ident_terms else None,
+        references=_references(data.get("references") or {}, path),
         raw=data,
     )
 
@@ -212,17 +234,23 @@ def _measurements(data: Any, names: set[str], path: Path) -> tuple[MeasurementSo
         iw = f"{w}.{name}"
         if not isinstance(item, dict):
             raise RobidInputError(f"{iw}: expected a mapping")
+        own = item.get("processing") or {}
+        if not isinstance(own, dict):
+            raise RobidInputError(f"{iw}.processing: expected a mapping of signal-stage options")
+        _keys(own, _processing_fields(), f"{iw}.processing")
+        _check_processing(own, f"{iw}.processing")
         if "simulate" in item:
-            _keys(item, {"simulate"}, iw)
+            _keys(item, {"simulate", "processing"}, iw)
             sim = item["simulate"]
             if not isinstance(sim, dict):
                 raise RobidInputError(f"{iw}.simulate: expected a mapping")
             _keys(sim, _SIM, f"{iw}.simulate")
             if sim.get("trajectory") not in names:
                 raise RobidInputError(f"{iw}.simulate.trajectory: unknown trajectory {sim.get('trajectory')!r}")
-            out.append(MeasurementSource(str(name), simulate=dict(sim), trajectory=sim["trajectory"]))
+            out.append(MeasurementSource(str(name), simulate=dict(sim), trajectory=sim["trajectory"],
+                                         processing=dict(own)))
         elif "file" in item:
-            _keys(item, {"file", "mapping", "trajectory"}, iw)
+            _keys(item, {"file", "mapping", "trajectory", "processing"}, iw)
             f = (path.parent / str(item["file"])).resolve()
             if not f.exists():
                 raise RobidInputError(f"{iw}.file: {f} does not exist")
@@ -232,10 +260,58 @@ def _measurements(data: Any, names: set[str], path: Path) -> tuple[MeasurementSo
             traj = item.get("trajectory")
             if traj is not None and traj not in names:
                 raise RobidInputError(f"{iw}.trajectory: unknown trajectory {traj!r}")
-            out.append(MeasurementSource(str(name), file=f, mapping=mapping, trajectory=traj))
+            out.append(MeasurementSource(str(name), file=f, mapping=mapping, trajectory=traj, processing=dict(own)))
         else:
             raise RobidInputError(f"{iw}: expected simulate: {{...}} or file: PATH")
     return tuple(out)
+
+
+def _references(data: Any, path: Path) -> tuple[ReferenceSource, ...]:
+    w = f"{path}: references"
+    if not isinstance(data, dict):
+        raise RobidInputError(f"{w}: expected a mapping name -> {{robot: ..., parameters: ..., label: ...}}")
+    out = []
+    for name, item in data.items():
+        iw = f"{w}.{name}"
+        if not isinstance(item, dict) or not isinstance(item.get("robot"), str):
+            raise RobidInputError(f"{iw}: expected a mapping with robot: FILE (and parameters:, armature:, label:)")
+        _keys(item, _REFERENCE, iw)
+        robot = item["robot"]
+        if robot.endswith((".yaml", ".yml", ".urdf")):
+            robot = str((path.parent / robot).resolve())
+            if not Path(robot).exists():
+                raise RobidInputError(f"{iw}.robot: {robot} does not exist")
+        params = None
+        if item.get("parameters") is not None:
+            params = (path.parent / str(item["parameters"])).resolve()
+            if not params.exists():
+                raise RobidInputError(f"{iw}.parameters: {params} does not exist")
+        arm = item.get("armature")
+        if arm is not None and (not isinstance(arm, list) or not all(
+                isinstance(a, (int, float)) and not isinstance(a, bool) for a in arm)):
+            raise RobidInputError(f"{iw}.armature: expected a list of numbers, one per joint")
+        terms = item.get("terms")
+        if terms is not None and (not isinstance(terms, list) or not all(isinstance(t, str) for t in terms)):
+            raise RobidInputError(f"{iw}.terms: expected a list of term names")
+        out.append(ReferenceSource(str(name), str(item.get("label", name)), robot, params,
+                                   tuple(float(a) for a in arm) if arm is not None else None,
+                                   tuple(terms) if terms else None, item.get("sigmoid_friction")))
+    return tuple(out)
+
+
+def _processing_fields() -> set[str]:
+    """ProcessingOptions fields a campaign may set (the others come from a measurement's trajectory)."""
+    from robid.signals import ProcessingOptions
+
+    return set(ProcessingOptions.__dataclass_fields__) - {"period_source", "excited_harmonics", "design"}
+
+
+def _check_processing(fields: dict, where: str) -> None:
+    """Each field's type, as ProcessingOptions reads it (robid.record.codec.from_plain): a wrong one is named."""
+    from robid.record.codec import from_plain
+    from robid.signals import ProcessingOptions
+
+    from_plain(ProcessingOptions, fields, where)
 
 
 def _keys(data: dict, allowed: set[str], where: str) -> None:

@@ -1,4 +1,5 @@
-"""``robid campaign CAMPAIGN.yaml [--out DIR] [--force]``: run a scripted identification campaign."""
+"""``robid campaign CAMPAIGN.yaml [CAMPAIGN.yaml ...] [--out DIR] [--force]``: run scripted identification
+campaigns, one after the other."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ def register(sub) -> None:
         "measurements/NAME/ and reports/NAME/ under --out (default: the current folder); steps whose inputs "
         "did not change are not recomputed.",
     )
-    p.add_argument("campaign", metavar="CAMPAIGN.yaml")
+    p.add_argument("campaign", metavar="CAMPAIGN.yaml", nargs="+",
+                   help="campaign files, run in the order given (all are read and checked first)")
     p.add_argument("--out", default=".", metavar="DIR", help="root folder of the artefacts (default .)")
     p.add_argument("--force", action="store_true", help="recompute every step")
     p.set_defaults(func=run)
@@ -23,8 +25,16 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from robid.campaign import read_campaign
 
-    spec = read_campaign(args.campaign)
-    return execute(spec, args.out, args.force)
+    specs = [read_campaign(path) for path in args.campaign]  # every file checked before any step runs
+    names = [s.name for s in specs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        from robid.errors import RobidInputError
+
+        raise RobidInputError(f"campaign name {twice[0]!r} is used by two files: their artefacts would collide")
+    for spec in specs:
+        execute(spec, args.out, args.force)
+    return 0
 
 
 def execute(spec, out, force: bool) -> int:

@@ -42,6 +42,19 @@ METHODS = ("ols", "wls", "irls", "consistent")
 
 
 @dataclass(frozen=True)
+class RunSource:
+    """A measurement file under a name of its own, so that one file can be given twice with different options
+    (e.g. two time windows of one record: identification on one, the held-back rest for validation). ``str()``
+    is that name: the key of ``file_processing``/``file_mapping`` and the run's ``file`` in the record."""
+
+    path: Path
+    key: str
+
+    def __str__(self) -> str:
+        return self.key
+
+
+@dataclass(frozen=True)
 class IdentificationOptions:
     method: str = "wls"
     processing: ProcessingOptions = field(default_factory=ProcessingOptions)
@@ -62,6 +75,9 @@ class IdentificationOptions:
     #: per-file processing options (e.g. the period of each run's trajectory) and mappings, keyed by str(path)
     file_processing: dict = field(default_factory=dict)
     file_mapping: dict = field(default_factory=dict)
+    #: reference models (published or nominal parameter sets) scored on every run next to robid's fit
+    #: (robid.identification.references)
+    references: tuple = ()
 
     def processing_for(self, path) -> ProcessingOptions:
         return self.file_processing.get(str(path), self.processing)
@@ -179,11 +195,15 @@ def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: li
     return estimate(W, tau, names, method="wls" if method == "consistent" else method, correlation=correlation)
 
 
-def _load(robot: Robot, path, o: IdentificationOptions, motor_side_values=None, linearise: bool = True) -> DataSet:
-    return load_dataset(
-        robot, path, mapping=o.mapping_for(path), options=o.processing_for(path), policy=o.policy, coulomb=o.coulomb,
-        static_deflection=o.static_deflection, motor_side_values=motor_side_values, linearise=linearise,
+def _load(robot: Robot, source, o: IdentificationOptions, motor_side_values=None, linearise: bool = True) -> DataSet:
+    """The data set of a file or RunSource (then recorded under its name)."""
+    path = source.path if isinstance(source, RunSource) else source
+    dataset = load_dataset(
+        robot, path, mapping=o.mapping_for(source), options=o.processing_for(source), policy=o.policy,
+        coulomb=o.coulomb, static_deflection=o.static_deflection, motor_side_values=motor_side_values,
+        linearise=linearise,
     )
+    return dataclasses.replace(dataset, source=str(source)) if isinstance(source, RunSource) else dataset
 
 
 #: Gauss-Newton of the motor-encoder-only identification: at most this many steps, converged when no parameter

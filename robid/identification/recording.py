@@ -25,6 +25,7 @@ from robid.record.identification import (
     ParameterCorrelation,
     PhysicalConsistency,
     ProcessingSettings,
+    ReferenceSettings,
     StandardParameter,
 )
 from robid.record.runs import TorqueFit
@@ -44,7 +45,32 @@ def processing_settings(o) -> ProcessingSettings:
         coulomb=o.coulomb,
         static_deflection=o.static_deflection,
         motor_encoders_only=o.motor_encoders_only,
+        references=tuple(reference_settings(r) for r in o.references),
     )
+
+
+def reference_settings(reference) -> ReferenceSettings:
+    """What the record keeps of a reference model (robid.identification.references.ReferenceModel): the values
+    that differ from its robot file's nominal ones."""
+    robot = reference.robot
+    nominal = np.asarray(robot.parameters, dtype=float)
+    changed = {n: float(v) for n, v, w in zip(robot.parameter_names, reference.parameters, nominal, strict=True)
+               if v != w}
+    sigmoid = () if reference.sigmoid is None else tuple(tuple(float(v) for v in row) for row in reference.sigmoid)
+    return ReferenceSettings(label=reference.label, robot=reference.source, terms=tuple(robot.terms),
+                             parameters=changed, armature=tuple(float(a) for a in reference.armature),
+                             sigmoid_friction=sigmoid)
+
+
+def references_of(settings: ProcessingSettings) -> tuple:
+    """The reference models a record names, loaded again (robid.identification.references.load_reference)."""
+    from robid.identification.references import load_reference
+
+    return tuple(load_reference(r.label, r.robot, parameters=dict(r.parameters), armature=r.armature or None,
+                                terms=r.terms, where=f"RESULT.json processing.references[{k}]",
+                                sigmoid_friction=dict(zip(("phi1", "phi2", "phi3"), r.sigmoid_friction, strict=True))
+                                if r.sigmoid_friction else None)
+                 for k, r in enumerate(settings.references))
 
 
 def processing_options(settings: ProcessingSettings, file: str | None = None) -> ProcessingOptions:
@@ -109,9 +135,10 @@ def identification_record(work) -> IdentificationRecord:
     robot, est, ident, values = work.robot, work.estimate, work.identifiability, work.values
     cov = np.asarray(est.covariance, dtype=float)
     predictions = [predict_dataset(d, values, cov) for d in work.datasets]
-    runs = tuple(run_record(robot, d, "identification", values, cov, p) for d, p in zip(work.datasets, predictions,
-                                                                                        strict=True))
-    held_out = tuple(run_record(robot, d, "validation", values, cov) for d in work.validation_sets)
+    refs = work.options.references
+    runs = tuple(run_record(robot, d, "identification", values, cov, p, references=refs)
+                 for d, p in zip(work.datasets, predictions, strict=True))
+    held_out = tuple(run_record(robot, d, "validation", values, cov, references=refs) for d in work.validation_sets)
     return IdentificationRecord(
         robot=robot.name,
         robot_source=robot.model.source,

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from scipy.signal import lfilter, lfilter_zi
 
+from robid.errors import RobidInputError
 from robid.estimation import band_coverage, prediction_std, torque_metrics
 from robid.estimation.metrics import K95
 from robid.identification.datasets import DataSet, elastic_rows
@@ -38,6 +39,7 @@ from robid.record.runs import (
     DisplaySeries,
     JointFit,
     JointRange,
+    ReferenceFit,
     ResidualSpectrum,
     RunRecord,
     Series,
@@ -72,9 +74,10 @@ def predict_dataset(dataset: DataSet, values: np.ndarray, covariance: np.ndarray
     return RunPrediction(dataset.W @ values, prediction_std(dataset.W, covariance), noise)
 
 
-def run_record(robot, dataset: DataSet, role: str, values, covariance, pred: RunPrediction | None = None) -> RunRecord:
+def run_record(robot, dataset: DataSet, role: str, values, covariance, pred: RunPrediction | None = None, *,
+               references=()) -> RunRecord:
     """The record of one run (module docstring), predicted with ``values`` and their ``covariance`` (``pred``:
-    that prediction when already made)."""
+    that prediction when already made), with the fits of the ``references`` (ReferenceModel) on its samples."""
     values = np.asarray(values, dtype=float)
     pred = pred if pred is not None else predict_dataset(dataset, values, covariance)
     dataset = dataset.drive_view()
@@ -89,7 +92,30 @@ def run_record(robot, dataset: DataSet, role: str, values, covariance, pred: Run
         ranges=_ranges(p, robot.joint_names),
         display=_display(robot, dataset, values, pred),
         spectrum=_spectrum(dataset, pred),
+        references=tuple(reference_fit(r, dataset, robot.joint_names) for r in references),
     )
+
+
+def reference_fit(reference, dataset: DataSet, joints) -> ReferenceFit:
+    """The fit of a reference model (robid.identification.references) on the run's processed samples, over the
+    rows robid's fit uses (``dataset`` in its drive view)."""
+    from robid.identification.references import reference_torque
+
+    p = dataset.processed
+    if dataset.reconstructed_link:
+        raise RobidInputError(f"reference {reference.label!r}: the link states of {dataset.source} are reconstructed "
+                              "from the identified springs; a reference model cannot be scored on them")
+    tau_ref = reference_torque(reference, p)
+    used = np.asarray(p.keep, dtype=bool)
+    metrics = torque_metrics(dataset.tau, tau_ref, joints, used)
+    per = tuple(
+        JointFit(joint=m.joint, rms=finite(m.rms), nrmse_percent=finite(m.nrmse_percent),
+                 max_error=finite(m.max_error), measured_rms=finite(m.measured_rms),
+                 relative_error_percent=finite(m.nrmse_percent))
+        for m in metrics.per_joint
+    )
+    return ReferenceFit(reference.label, TorqueFit(per, finite(metrics.relative_error_norm_percent),
+                                                   int(metrics.samples)))
 
 
 def torque_fit(tau, mean, std_model, std_total, used, joints) -> TorqueFit:
@@ -245,7 +271,7 @@ def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) 
     the stored mapping and screening. The run's notes say which options were used when they are not the file's
     own."""
     from robid.identification.datasets import load_dataset
-    from robid.identification.recording import options_for_file, screening_policy
+    from robid.identification.recording import options_for_file, references_of, screening_policy
 
     options, stored_mapping, notes = options_for_file(record, str(path))
     dataset = load_dataset(
@@ -259,4 +285,5 @@ def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) 
     )
     if notes:
         dataset = dataclasses.replace(dataset, notes=(*dataset.notes, *notes))
-    return run_record(robot, dataset, "validation", record.values, record.covariance_matrix)
+    return run_record(robot, dataset, "validation", record.values, record.covariance_matrix,
+                      references=references_of(record.processing))

@@ -15,6 +15,7 @@ from robid.record.identification import (
     BaseParameter,
     IdentificationRecord,
     ProcessingSettings,
+    ReferenceSettings,
     StandardParameter,
 )
 from robid.record.runs import (
@@ -22,6 +23,7 @@ from robid.record.runs import (
     JointFit,
     JointRange,
     ProcessingSummary,
+    ReferenceFit,
     ResidualSpectrum,
     RunRecord,
     TorqueFit,
@@ -37,6 +39,8 @@ __all__ = [
     "JointRange",
     "ProcessingSettings",
     "ProcessingSummary",
+    "ReferenceFit",
+    "ReferenceSettings",
     "ResidualSpectrum",
     "RunRecord",
     "StandardParameter",

@@ -112,6 +112,8 @@ def _dataclass_to_plain(obj: Any, path: str) -> dict:
             continue
         if value is None and f.metadata.get("omit_none"):
             continue
+        if value == () and f.metadata.get("omit_empty"):
+            continue
         key = f.metadata.get("json", f.name)
         out[key] = to_plain(value, f"{path}.{key}" if path else key)
     derived = getattr(obj, "_derived_plain", None)

@@ -33,8 +33,8 @@ from robid.record.codec import dumps, finite, from_plain, loads, to_plain
 from robid.record.runs import RunRecord, TorqueFit
 
 #: 1.1: motor_joints (the elastic layout); 1.2: the runs' display.deflection_* (elastic) and
-#: processing.motor_encoders_only
-SCHEMA_VERSION = "1.2"
+#: processing.motor_encoders_only; 1.3: the runs' reference-model fits (references) and processing.references
+SCHEMA_VERSION = "1.3"
 SCHEMA_MAJOR = 1
 
 
@@ -218,6 +218,21 @@ class BalancerCollinearity:
 
 
 @dataclass(frozen=True)
+class ReferenceSettings:
+    """A reference model as identification loaded it (robid.identification.references): its robot file or
+    built-in name, terms, the parameter values that replaced the file's nominal ones, and the armature; what it
+    takes to score the reference on another file (schema 1.3)."""
+
+    label: str
+    robot: str
+    terms: tuple[str, ...]
+    parameters: dict[str, float] = field(default_factory=dict)
+    armature: tuple[float, ...] = ()
+    #: phi1, phi2, phi3 per joint of a sigmoid joint friction (Gaz et al. 2019), or empty
+    sigmoid_friction: tuple[tuple[float, ...], ...] = ()
+
+
+@dataclass(frozen=True)
 class ProcessingSettings:
     """The signal-stage options identification used (``robid.signals.ProcessingOptions`` fields as JSON values),
     per file where a file had its own (keyed by the path as given to identification), the mappings, the row
@@ -236,6 +251,8 @@ class ProcessingSettings:
     #: positions read as the motor encoders' and link states reconstructed with the identified springs
     #: (robid.elastic.motor_encoders_only; 1.2)
     motor_encoders_only: bool = False
+    #: reference models scored on every run (robid.identification.references; 1.3; left out when none)
+    references: tuple[ReferenceSettings, ...] = field(default=(), metadata={"omit_empty": True})
 
 
 # ---- the record ---------------------------------------------------------------------------------------------

@@ -40,6 +40,15 @@ class TorqueFit:
         return tuple(m.nrmse_percent for m in self.per_joint)
 
 
+@dataclass(frozen=True)
+class ReferenceFit:
+    """Torque fit of a reference model (a published or nominal parameter set, robid.identification.references)
+    on the same processed samples and used rows as robid's fit of the run; no prediction band (schema 1.3)."""
+
+    label: str
+    fit: TorqueFit
+
+
 # ---- runs ---------------------------------------------------------------------------------------------------
 
 
@@ -182,6 +191,8 @@ class RunRecord(ProcessingSummary):
     ranges: tuple[JointRange, ...]
     display: DisplaySeries
     spectrum: ResidualSpectrum | None = None
+    #: fits of the reference models on the same samples (schema 1.3; empty, and left out of the JSON, when none)
+    references: tuple[ReferenceFit, ...] = field(default=(), metadata={"omit_empty": True})
 
     @property
     def label(self) -> str:

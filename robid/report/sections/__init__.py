@@ -6,6 +6,7 @@ from robid.report.sections.excitation import ExcitationSection
 from robid.report.sections.friction import FrictionSection
 from robid.report.sections.model import ModelSection
 from robid.report.sections.parameters import ParametersSection
+from robid.report.sections.references import ReferencesSection
 from robid.report.sections.summary import SummarySection
 from robid.report.sections.torque import TorqueSection
 
@@ -19,6 +20,7 @@ def default_sections() -> list:
         DataQualitySection(),
         ParametersSection(),
         TorqueSection(),
+        ReferencesSection(),
         FrictionSection(),
         ElasticSection(),
     ]
@@ -31,6 +33,7 @@ __all__ = [
     "FrictionSection",
     "ModelSection",
     "ParametersSection",
+    "ReferencesSection",
     "SummarySection",
     "TorqueSection",
     "default_sections",
