@@ -196,6 +196,7 @@ class _Campaign:
             [(n, _file_hash_later(traj_paths[t]) if t else None) for n, t in zip(used, trajectories, strict=True)],
             [str(_mapping_of(spec, n)) for n in used],
             [_measurement(spec, n).processing for n in used],
+            spec.screening,
             [(r.label, r.robot, _file_hash_later(Path(r.robot)) if Path(r.robot).is_file() else None,
               _file_hash_later(r.parameters) if r.parameters else None, r.armature, r.terms, r.sigmoid_friction)
              for r in spec.references],
@@ -315,6 +316,8 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
     from robid.identification import IdentificationOptions, identify
     from robid.identification.references import load_reference
     from robid.io.result_file import write_result
+    from robid.io.screening import ScreeningPolicy
+    from robid.record.codec import from_plain
 
     names = (*spec.identify, *spec.validate)
     meas_paths = _named_sources(meas_paths, names)
@@ -329,6 +332,7 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
         file_processing={str(meas_paths[n]): _processing_for(spec, traj_paths, n) for n in names},
         file_mapping={str(meas_paths[n]): _mapping_of(spec, n) for n in names if _mapping_of(spec, n)},
         references=references,
+        policy=from_plain(ScreeningPolicy, spec.screening, f"{spec.source}: screening"),
     )
     record = identify(robot, [meas_paths[n] for n in spec.identify], options,
                       validation_files=[meas_paths[n] for n in spec.validate])

@@ -14,6 +14,7 @@ measurements:                       # the virtual robot or real files
   ident: {simulate: {trajectory: ident, periods: 4, noise: realistic, seed: 1, rate: 250}}
   real1: {file: data/run1.csv, mapping: data/ur.yaml, trajectory: ident}
   real2: {file: data/run_dir, mapping: data/panda.yaml, processing: {start: 1.0, end: 14.0}}
+screening: {drop_bad_rows: true}    # optional: ScreeningPolicy fields for reading every file (docs/signals.md)
 processing: {snr_threshold: 20}     # ProcessingOptions fields (docs/signals.md); the period of a measurement
                                     # with a trajectory comes from that trajectory; a measurement's own
                                     # processing: block overrides these fields for that measurement
@@ -35,7 +36,7 @@ from robid.errors import RobidInputError
 from robid.io.files import read_yaml
 
 _TOP = {"robid_campaign", "name", "robot", "terms", "trajectories", "export", "measurements", "processing",
-        "identification", "references", "report", "description"}
+        "identification", "references", "screening", "report", "description"}
 _REFERENCE = {"robot", "parameters", "armature", "terms", "label", "sigmoid_friction"}
 _SIM = {"trajectory", "periods", "noise", "seed", "rate", "q_noise", "tau_noise"}
 _FORMATS = ("csv", "krl", "rapid", "urscript")
@@ -101,6 +102,8 @@ class CampaignSpec:
     identification_terms: tuple[str, ...] | None = None
     #: reference models scored on every run next to the identified model
     references: tuple[ReferenceSource, ...] = ()
+    #: ScreeningPolicy fields for reading every measurement (robid.io.screening; e.g. drop_bad_rows)
+    screening: dict = field(default_factory=dict)
     raw: dict = field(default_factory=dict, compare=False)
 
 
@@ -177,6 +180,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
         report=report,
         identification_terms=tuple(ident_terms) if ident_terms else None,
         references=_references(data.get("references") or {}, path),
+        screening=_screening(data.get("screening") or {}, w),
         raw=data,
     )
 
@@ -304,6 +308,18 @@ def _processing_fields() -> set[str]:
     from robid.signals import ProcessingOptions
 
     return set(ProcessingOptions.__dataclass_fields__) - {"period_source", "excited_harmonics", "design"}
+
+
+def _screening(data: Any, w: str) -> dict:
+    """The ``screening`` block: ScreeningPolicy fields, each type-checked."""
+    from robid.io.screening import ScreeningPolicy
+    from robid.record.codec import from_plain
+
+    if not isinstance(data, dict):
+        raise RobidInputError(f"{w}: screening: expected a mapping of screening options (drop_bad_rows, ...)")
+    _keys(data, set(ScreeningPolicy.__dataclass_fields__), f"{w}: screening")
+    from_plain(ScreeningPolicy, data, f"{w}: screening")
+    return dict(data)
 
 
 def _check_processing(fields: dict, where: str) -> None:

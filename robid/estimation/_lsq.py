@@ -157,13 +157,23 @@ def per_joint_sigma_unbiased(
     n_j = n if rows is None else np.asarray(rows, dtype=float)
     C[np.diag_indices(dof)] += n_j - 2.0 * h
     ew2 = np.sum((residual * joint_weights) ** 2, axis=0)
-    try:
-        v = np.linalg.solve(C, ew2)
-    except np.linalg.LinAlgError:
-        v = np.full(dof, -1.0)
+    v = _solve_active(C, ew2, np.broadcast_to(n_j, (dof,)) > 0)
     simple = per_joint_sigma(residual, h, rows)
     exact = np.sqrt(np.clip(v, 0.0, None)) / joint_weights
     return np.where(v > 0, exact, simple)
+
+
+def _solve_active(C: np.ndarray, ew2: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Solve ``C v = ew2`` over the joints that carry rows; a joint without any (e.g. one that never moved, every
+    row left out by the speed threshold) has an all-zero row in C and no noise to estimate: variance 0 there,
+    instead of a singular system that would send every joint to the fallback. -1 where the solve fails."""
+    v = np.zeros(ew2.shape[0])
+    idx = np.flatnonzero(active)
+    try:
+        v[idx] = np.linalg.solve(C[np.ix_(idx, idx)], ew2[idx])
+    except np.linalg.LinAlgError:
+        v[idx] = -1.0
+    return v
 
 
 def inverse_r(r: np.ndarray) -> np.ndarray:

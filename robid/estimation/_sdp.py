@@ -133,9 +133,16 @@ def solve(objective, cons, theta, solver: str, fallback: str | None) -> SolveOut
 
 def whitened(covariance: np.ndarray, grouping: np.ndarray, base_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(R, z)`` with ``||R theta - z||^2 = (G theta - beta)^T Cov^-1 (G theta - beta)``: ``R = L^-1 G``,
-    ``z = L^-1 beta`` for the Cholesky factor ``Cov = L L^T`` (raises ``LinAlgError`` when Cov is not PD)."""
-    L = np.linalg.cholesky(0.5 * (covariance + covariance.T))
-    return np.linalg.solve(L, grouping), np.linalg.solve(L, base_values)
+    ``z = L^-1 beta`` for the Cholesky factor ``Cov = L L^T`` (raises ``LinAlgError`` when Cov is not PD).
+    A base parameter with infinite variance (a column the data never excite: a joint that never moved) carries
+    no information: it is left out of the fit term, so only the constraints and the regulariser set it."""
+    cov = np.asarray(covariance, dtype=float)
+    keep = np.isfinite(np.diag(cov))
+    cov = cov[np.ix_(keep, keep)]
+    if not np.all(np.isfinite(cov)):
+        raise np.linalg.LinAlgError("covariance has non-finite entries between finite variances")
+    L = np.linalg.cholesky(0.5 * (cov + cov.T))
+    return np.linalg.solve(L, np.asarray(grouping)[keep]), np.linalg.solve(L, np.asarray(base_values)[keep])
 
 
 def _regularizer(theta, P, nominal, regularization, regularization_weights):

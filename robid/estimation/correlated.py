@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.estimation import _lsq
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,10 +128,7 @@ def joint_variances(
     t = np.einsum("jpp->j", products)
     C[np.diag_indices(dof)] += trace - 2.0 * t
     ew2 = np.sum((residual * joint_weights) ** 2, axis=0)
-    try:
-        v = np.linalg.solve(C, ew2)
-    except np.linalg.LinAlgError:
-        v = np.full(dof, -1.0)
+    v = _lsq._solve_active(C, ew2, np.asarray(trace, dtype=float) > 0)  # a joint without rows has no noise level
     simple = np.sum(residual**2, axis=0) / np.maximum(trace - t, 1e-12)
     return np.where(v > 0, v / joint_weights**2, simple)
 

@@ -105,7 +105,11 @@ def classify(
     ref = result.values if reference_values is None else np.asarray(reference_values, dtype=float)
     # filtered (correlated) rows: a column in the pass band sees the white noise level, not the filtered one
     level = result.sigma if result.white_sigma is None else result.white_sigma
-    iso = statistics.isolated_relative_std_percent(W, 1.0 / level, ref)
+    level = np.asarray(level, dtype=float)
+    # a joint without any used row (one that never moved, left out by the speed threshold) has no noise level and
+    # no rows: weight 0, rather than 1/0 turning every column into NaN
+    ok = np.isfinite(level) & (level > 0)
+    iso = statistics.isolated_relative_std_percent(W, np.where(ok, 1.0 / np.where(ok, level, 1.0), 0.0), ref)
     pairs = statistics.correlated_pairs(result.covariance, result.names, th.correlation_threshold)
     partners: dict[str, list[str]] = {n: [] for n in result.names}
     for p in pairs:
