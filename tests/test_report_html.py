@@ -325,7 +325,8 @@ def test_report_renders_in_headless_chromium_without_console_errors(case, tmp_pa
 
 
 def rigid_sections() -> list[str]:
-    """The sections of a rigid record's report: all but the elastic one (shown for elastic-layout records only)."""
-    from robid.report.sections import ElasticSection
+    """The sections of a rigid record's report without reference models: all but the elastic one (elastic-layout
+    records only) and the comparison with reference models (records that name references)."""
+    from robid.report.sections import ElasticSection, ReferencesSection
 
-    return [s.title for s in default_sections() if not isinstance(s, ElasticSection)]
+    return [s.title for s in default_sections() if not isinstance(s, ElasticSection | ReferencesSection)]

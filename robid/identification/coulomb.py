@@ -18,6 +18,11 @@ When the measurement carries the controller's own velocity (a mapping's ``veloci
 and ``s`` its noise (robid.signals.measured_velocity): computed from the motor encoder, it is exactly zero at rest,
 where the differentiated positions carry the quantisation noise of the log. ``"differentiated"`` keeps the
 processed velocity even then (the choice robid made before it read the measured velocity; for comparisons).
+A coupled drive (docs/model.md, "Coupled drives": motor J also turns with joint K, velocity v = qd_J + rho qd_K
+in joint-J units) has its Coulomb parameter ``fcm_J`` on the column sign(v) in row J and rho sign(v) in row K; it
+gets the same treatment with the velocity v and s_v = sqrt(s_J^2 + rho^2 s_K^2), the noise of v for independent
+velocity noises of the two joints (an upper bound when the joint velocities come from the motor encoders
+through the coupling, where v is one motor's velocity).
 Physical pre-sliding or Stribeck behaviour is not modelled here (see docs/estimation.md).
 """
 
@@ -40,12 +45,15 @@ def expected_sign(v: np.ndarray, s: float) -> np.ndarray:
 
 
 def smooth_coulomb_columns(
-    W: np.ndarray, base, joint_names, qd: np.ndarray, qd_noise, source: str = "the processed velocity"
+    W: np.ndarray, base, joint_names, qd: np.ndarray, qd_noise, source: str = "the processed velocity",
+    couplings=(),
 ) -> tuple[np.ndarray, str]:
     """The base regressor ``W`` (N, dof, nb) with the column of every standalone Coulomb parameter ``fc_J``
     replaced, in joint J's row, by the expected sign (:func:`expected_sign`) of the velocity ``qd`` (N, dof) with
-    joint J's noise std ``qd_noise[J]``; ``source`` names the velocity for the account; (regressor, one line for
-    the processing account)."""
+    joint J's noise std ``qd_noise[J]``, and that of every standalone ``fcm_J`` of a coupled drive
+    (``couplings``: (J, K, rho), ``RobotModel.drive_couplings``) by the expected sign of qd_J + rho qd_K in row J
+    and rho times it in row K (module docstring); ``source`` names the velocity for the account; (regressor, one
+    line for the processing account)."""
     W = np.array(W, dtype=float, copy=True)
     done, plain = [], []
     for j, joint in enumerate(joint_names):
@@ -56,9 +64,31 @@ def smooth_coulomb_columns(
         s = qd_noise[j] if j < len(qd_noise) else None
         W[:, j, idx[0]] = expected_sign(qd[:, j], s)
         (done if s is not None and np.isfinite(s) and s > 0 else plain).append(f"{joint} {s:.3g}" if s else joint)
+    alone = {n for n, e in zip(base.names, base.expressions, strict=True) if "".join(e.split()) == n}
+    for j, k, rho in couplings:
+        name = f"fcm_{joint_names[j]}"
+        if name not in alone:
+            continue
+        s = _coupled_noise(qd_noise, j, k, rho)
+        sign = expected_sign(qd[:, j] + rho * qd[:, k], s)
+        col = base.names.index(name)
+        W[:, j, col] = sign
+        W[:, k, col] = rho * sign
+        label = f"{name} (v = qd_{joint_names[j]} + {rho:g} qd_{joint_names[k]})"
+        (done if s is not None else plain).append(f"{label} {s:.3g}" if s is not None else label)
     parts = []
     if done:
         parts.append(f"Coulomb columns erf(v / (sqrt 2 s)), v {source}, s its noise: " + ", ".join(done))
     if plain:
         parts.append(f"plain sign(v) of {source} (no noise estimate): " + ", ".join(plain))
     return W, "; ".join(parts)
+
+
+def _coupled_noise(qd_noise, j: int, k: int, rho: float) -> float | None:
+    """sqrt(s_J^2 + rho^2 s_K^2), the noise std of qd_J + rho qd_K (module docstring); None without both."""
+    if max(j, k) >= len(qd_noise):
+        return None
+    sj, sk = qd_noise[j], qd_noise[k]
+    if not all(s is not None and np.isfinite(s) and s > 0 for s in (sj, sk)):
+        return None
+    return float(np.hypot(sj, rho * sk))

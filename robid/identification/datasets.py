@@ -245,12 +245,14 @@ def _regressor_function(robot: Robot, processed: ProcessedSignals, coulomb: str)
     noise = processed.qd_measured_std if measured else processed.noise.qd_std_processed
     source = "the controller's measured velocity" if measured else "the processed velocity"
     v0 = processed.qd_measured[:1] if measured else processed.qd[:1]
+    couplings = robot.model.drive_couplings if "drive_coupling" in robot.terms else ()
     _, note = smooth_coulomb_columns(base.regressor(processed.q[:1], processed.qd[:1], processed.qdd[:1]), base,
-                                     robot.joint_names, v0, noise, source)
+                                     robot.joint_names, v0, noise, source, couplings)
 
     def evaluate(q, qd, qdd, v):
         v = v if measured else qd
-        return smooth_coulomb_columns(base.regressor(q, qd, qdd), base, robot.joint_names, v, noise, source)[0]
+        return smooth_coulomb_columns(base.regressor(q, qd, qdd), base, robot.joint_names, v, noise, source,
+                                      couplings)[0]
 
     return evaluate, [note] if note else []
 

@@ -7,7 +7,16 @@ from typing import Any
 
 from robid.errors import RobidInputError
 from robid.model.checks import check_link
-from robid.model.robot_model import Compensator, Controller, Drive, Elasticity, Friction, Limits, Link
+from robid.model.robot_model import (
+    Compensator,
+    Controller,
+    Drive,
+    DriveCoupling,
+    Elasticity,
+    Friction,
+    Limits,
+    Link,
+)
 from robid.model.units import parse_quantity
 
 
@@ -59,7 +68,7 @@ def parse_limits(ld: Any, where: str, jtype: str) -> Limits:
 def parse_drive(dd: Any, where: str) -> Drive:
     if not isinstance(dd, dict):
         raise RobidInputError(f"{where}: expected a mapping")
-    check_keys(dd, {"gear_ratio", "rotor_inertia", "torque_constant"}, where)
+    check_keys(dd, {"gear_ratio", "rotor_inertia", "torque_constant", "coupling"}, where)
     ratio = parse_quantity(dd.get("gear_ratio", 1.0), f"{where}.gear_ratio")
     if ratio == 0:
         raise RobidInputError(f"{where}.gear_ratio: must not be 0")
@@ -70,7 +79,47 @@ def parse_drive(dd: Any, where: str) -> Drive:
     kt_value = parse_quantity(kt, f"{where}.torque_constant") if kt is not None else None
     if kt_value is not None and kt_value == 0:
         raise RobidInputError(f"{where}.torque_constant: must not be 0")
-    return Drive(gear_ratio=ratio, rotor_inertia=rotor, torque_constant=kt_value)
+    coupling = parse_drive_coupling(dd["coupling"], f"{where}.coupling") if dd.get("coupling") is not None else None
+    return Drive(gear_ratio=ratio, rotor_inertia=rotor, torque_constant=kt_value, coupling=coupling)
+
+
+def parse_drive_coupling(cd: Any, where: str) -> DriveCoupling:
+    """``coupling: {joint: K, ratio: r, viscous: fvm, coulomb: fcm}`` of a drive whose motor angle is
+    r_J q_J + r q_K (coupled wrist). That K names another joint of the robot is checked with the whole chain
+    (:func:`check_drive_couplings`)."""
+    if not isinstance(cd, dict):
+        raise RobidInputError(f"{where}: expected a mapping with joint, ratio (and optionally viscous, coulomb)")
+    check_keys(cd, {"joint", "ratio", "viscous", "coulomb"}, where)
+    for key in ("joint", "ratio"):
+        if key not in cd:
+            raise RobidInputError(f"{where}.{key}: required for a coupled drive")
+    joint = cd["joint"]
+    if not isinstance(joint, str) or not joint:
+        raise RobidInputError(f"{where}.joint: expected the name of another joint, got {joint!r}")
+    ratio = parse_quantity(cd["ratio"], f"{where}.ratio")
+    if ratio == 0:
+        raise RobidInputError(f"{where}.ratio: must not be 0 (leave the coupling out instead)")
+    values = {}
+    for key in ("viscous", "coulomb"):
+        v = parse_quantity(cd.get(key, 0.0), f"{where}.{key}")
+        if v < 0:
+            raise RobidInputError(f"{where}.{key}: must be >= 0, got {v}")
+        values[key] = v
+    return DriveCoupling(joint=joint, ratio=ratio, **values)
+
+
+def check_drive_couplings(joints, where: str) -> None:
+    """Every coupled drive names another joint of the chain (``where``: the file, for the messages)."""
+    names = [j.name for j in joints]
+    for k, joint in enumerate(joints):
+        coupling = joint.drive.coupling if joint.drive is not None else None
+        if coupling is None:
+            continue
+        field = f"{where}: joints[{k}].drive.coupling.joint"
+        if coupling.joint == joint.name:
+            raise RobidInputError(f"{field}: a drive cannot be coupled to its own joint {joint.name!r}")
+        if coupling.joint not in names:
+            raise RobidInputError(f"{field}: no joint named {coupling.joint!r} (joints: {', '.join(names)})")
 
 
 def parse_friction(fd: Any, where: str) -> Friction:

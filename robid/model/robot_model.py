@@ -80,12 +80,30 @@ class Link:
 
 
 @dataclass(frozen=True)
+class DriveCoupling:
+    """The motor of joint J also turns with another joint K (coupled wrist): theta_m = r_J q_J + ratio q_K.
+
+    ``joint`` is K's name and ``ratio`` the motor turns per radian of K (r_J is the drive's ``gear_ratio``).
+    ``viscous`` and ``coulomb`` are the motor's own friction in joint-J units, fvm_J = fv_m r_J^2 and
+    fcm_J = |r_J| fc_m (fv_m, fc_m at the motor shaft): by virtual power (tau = N^T tau_m) it acts on both joints
+    at the motor velocity (docs/model.md, "Coupled drives").
+    """
+
+    joint: str
+    ratio: float
+    viscous: float = 0.0
+    coulomb: float = 0.0
+
+
+@dataclass(frozen=True)
 class Drive:
-    """Motor and gear: gear ratio (motor angle / joint angle), rotor inertia (motor side), torque constant."""
+    """Motor and gear: gear ratio (motor angle / joint angle), rotor inertia (motor side), torque constant, and
+    the coupling of the motor to a second joint (``coupling``, :class:`DriveCoupling`) when it has one."""
 
     gear_ratio: float = 1.0
     rotor_inertia: float = 0.0
     torque_constant: float | None = None
+    coupling: DriveCoupling | None = None
 
     @property
     def reflected_inertia(self) -> float:
@@ -220,6 +238,17 @@ class RobotModel:
     @property
     def is_elastic(self) -> bool:
         return any(j.elasticity is not None for j in self.joints)
+
+    @property
+    def drive_couplings(self) -> tuple[tuple[int, int, float], ...]:
+        """(J, K, rho) for every drive coupled to a second joint (0-based J, K; rho = coupling ratio / gear
+        ratio, so that the motor velocity in joint-J units is qd_J + rho qd_K)."""
+        names = self.joint_names
+        return tuple(
+            (j, names.index(joint.drive.coupling.joint), joint.drive.coupling.ratio / joint.drive.gear_ratio)
+            for j, joint in enumerate(self.joints)
+            if joint.drive is not None and joint.drive.coupling is not None
+        )
 
     def forward_kinematics(self, q: np.ndarray) -> list[np.ndarray]:
         """Numeric 4x4 pose of every body frame in the base frame for one configuration q (dof,)."""

@@ -3,10 +3,12 @@
 Terms (docs/model.md): ``rigid`` (10 standard inertial parameters per body, about the frame origin), ``rotor``
 (reflected rotor inertia Ia_J = rotor_inertia * gear_ratio^2, only joints with a drive), ``rotor_coupled`` (the
 same Ia_J with the rotor-link coupling of the complete elastic model), ``viscous`` (fv_J), ``coulomb`` (fc_J),
-``offset`` (f0_J), ``compensator`` (comp_k_J and comp_kl0_J for a spring balancer, comp_p0_J for a gas cylinder;
-docs/model.md), and for the joints with an elasticity block ``stiffness`` (k_J), ``damping`` (d_J) and
-``link_viscous`` (fl_J); ``stiffness`` switches on the elastic layout with motor rows (docs/elastic.md).
-Column order: rigid blocks joint by joint, then Ia_*, fv_*, fc_*, f0_*, comp_*, k_*, d_*, fl_*.
+``offset`` (f0_J), ``drive_coupling`` (Iam_J, fvm_J, fcm_J of a motor that also turns with a second joint, the
+coupled wrist; docs/model.md "Coupled drives"), ``compensator`` (comp_k_J and comp_kl0_J for a spring balancer,
+comp_p0_J for a gas cylinder; docs/model.md), and for the joints with an elasticity block ``stiffness`` (k_J),
+``damping`` (d_J) and ``link_viscous`` (fl_J); ``stiffness`` switches on the elastic layout with motor rows
+(docs/elastic.md).
+Column order: rigid blocks joint by joint, then Ia_*, fv_*, fc_*, f0_*, Iam_*, fvm_*, fcm_*, comp_*, k_*, d_*, fl_*.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from robid.errors import RobidInputError
 from robid.model.robot_model import RobotModel
 
 TERM_ORDER = (
-    "rigid", "rotor", "rotor_coupled", "viscous", "coulomb", "offset", "compensator",
+    "rigid", "rotor", "rotor_coupled", "viscous", "coulomb", "offset", "drive_coupling", "compensator",
     "stiffness", "damping", "link_viscous",
 )
 ELASTIC_TERMS = ("stiffness", "damping", "link_viscous")
@@ -26,11 +28,14 @@ _FRICTION_ATTR = {"viscous": "viscous", "coulomb": "coulomb", "offset": "offset"
 
 
 def default_terms(model: RobotModel) -> tuple[str, ...]:
-    """Rigid bodies, reflected rotor inertia where the robot has drives, viscous, Coulomb and offset friction."""
+    """Rigid bodies, reflected rotor inertia where the robot has drives, viscous, Coulomb and offset friction,
+    the coupled drives' terms where a drive declares a coupling, balancers where present."""
     terms = ["rigid"]
     if model.has_drives:
         terms.append("rotor")
     terms += ["viscous", "coulomb", "offset"]
+    if model.drive_couplings:
+        terms.append("drive_coupling")
     if any(j.compensator is not None for j in model.joints):
         terms.append("compensator")
     return tuple(terms)
@@ -53,7 +58,25 @@ def normalise_terms(terms, model: RobotModel | None = None) -> tuple[str, ...]:
         raise RobidInputError(
             f"terms: 'stiffness' needs a joint with an 'elasticity' block; robot {model.name!r} has none"
         )
+    if "drive_coupling" in terms and model is not None and not model.drive_couplings:
+        raise RobidInputError(
+            f"terms: 'drive_coupling' needs a joint whose drive has a 'coupling' block; robot {model.name!r} has none"
+        )
+    if "drive_coupling" in terms and "stiffness" in terms:
+        raise RobidInputError("terms: 'drive_coupling' is not available with the elastic layout ('stiffness')")
     return tuple(t for t in TERM_ORDER if t in terms)
+
+
+#: parameters of the ``drive_coupling`` term, in column order, and the nominal value of each for one drive
+COUPLING_PREFIXES = ("Iam", "fvm", "fcm")
+
+
+def coupling_nominal(drive, prefix: str) -> float:
+    """Nominal value of a coupled drive's parameter: Iam_J = the reflected rotor inertia rotor_inertia r_J^2 (the
+    same motor as Ia_J), fvm_J and fcm_J the coupling block's viscous and coulomb."""
+    if prefix == "Iam":
+        return float(drive.reflected_inertia)
+    return float(drive.coupling.viscous if prefix == "fvm" else drive.coupling.coulomb)
 
 
 def nominal_values(model: RobotModel, terms: tuple[str, ...]) -> np.ndarray:
@@ -65,6 +88,9 @@ def nominal_values(model: RobotModel, terms: tuple[str, ...]) -> np.ndarray:
                 values += [float(v) for v in joint.link.standard_parameters()]
         elif t in ("rotor", "rotor_coupled"):
             values += [j.drive.reflected_inertia for j in model.joints if j.drive is not None]
+        elif t == "drive_coupling":
+            coupled = [model.joints[j].drive for j, _, _ in model.drive_couplings]
+            values += [coupling_nominal(d, p) for p in COUPLING_PREFIXES for d in coupled]
         elif t in ELASTIC_TERMS:
             values += [float(getattr(j.elasticity, _ELASTIC_ATTR[t])) for j in model.joints if j.elasticity]
         elif t == "compensator":

@@ -11,6 +11,7 @@ import numpy as np
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
 from robid.model._yaml_sections import (
+    check_drive_couplings,
     check_keys,
     parse_compensator,
     parse_controller,
@@ -59,6 +60,7 @@ def robot_from_dict(data: Any, where: str) -> RobotModel:
             raise RobidInputError(f"{jw}.name: duplicate joint name {joint.name!r}")
         names.add(joint.name)
         joints.append(joint)
+    check_drive_couplings(joints, where)
     return RobotModel(
         name=str(data.get("name", Path(where).stem)),
         joints=tuple(joints),

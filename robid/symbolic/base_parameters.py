@@ -2,7 +2,7 @@
 
 1. Rank and selection (Gautier 1990, "Numerical calculation of the base inertial parameters of robots"):
    the standard regressor is stacked on random states, columns are scaled to unit norm and put in a
-   priority order (per body: Ixx, Ixy, Ixz, Iyy, Iyz, Izz, mx, my, mz, m, then Ia; friction last), and an
+   priority order (per body: Ixx, Ixy, Ixz, Iyy, Iyz, Izz, mx, my, mz, m, then Ia, Iam; friction last), and an
    unpivoted QR keeps a column when the norm of its component orthogonal to the earlier columns exceeds
    ``RANK_TOLERANCE`` (relative to its own norm). Earlier parameters thus absorb later ones, which gives the
    classical groupings such as ``Izz_A1 + Iyy_A2 + ...`` named after the kept parameter.
@@ -42,6 +42,7 @@ _INERTIAL_PRIORITY = {
     "mz": 8,
     "m": 9,
     "Ia": 10,
+    "Iam": 11,
 }
 
 
@@ -113,6 +114,11 @@ def rational_states(seed: int, n: int, symbols, motors=()) -> list[dict[str, Fra
             x[js.qd.name] = Fraction(rnd.choice([-3, -2, -1, 1, 2, 3]), rnd.randint(1, 3))
             x[js.qdd.name] = Fraction(rnd.randint(-4, 4), rnd.randint(1, 3))
             x[js.sign.name] = Fraction(1 if x[js.qd.name] > 0 else -1)
+        for js in symbols:  # coupled drives: the sign of the motor velocity qd_J + rho qd_K (0 when it is 0)
+            if js.coupled_sign is not None:
+                rho = Fraction(int(js.coupled_ratio.p), int(js.coupled_ratio.q))
+                v = x[js.qd.name] + rho * x[symbols[js.coupled_joint].qd.name]
+                x[js.coupled_sign.name] = Fraction((v > 0) - (v < 0))
         for m in motors:
             x[m.dl.name] = Fraction(rnd.randint(-5, 5), rnd.randint(1, 9))
             x[m.thd.name] = Fraction(rnd.choice([-3, -2, -1, 1, 2, 3]), rnd.randint(1, 3))

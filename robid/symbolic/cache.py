@@ -27,7 +27,8 @@ def cache_dir() -> Path:
 
 def model_key(model: RobotModel, terms: tuple[str, ...]) -> str:
     """Hash of the kinematics, gravity, joint names, drives (rotor columns; gear ratios for the coupled rotor),
-    elastic joints (elastic layout), balancer geometry and terms.
+    coupled drives (partner joint and ratios, with the ``drive_coupling`` term), elastic joints (elastic layout),
+    balancer geometry and terms.
 
     Not of the inertial, friction or balancer values: the same generated code serves any of them."""
     desc = {
@@ -48,6 +49,12 @@ def model_key(model: RobotModel, terms: tuple[str, ...]) -> str:
             for j in model.joints
         ],
     }
+    if "drive_coupling" in terms:  # only then: the keys of models without coupled drives stay what they were
+        desc["drive_couplings"] = [
+            [j.name, j.drive.coupling.joint, repr(float(j.drive.coupling.ratio)), repr(float(j.drive.gear_ratio))]
+            for j in model.joints
+            if j.drive is not None and j.drive.coupling is not None
+        ]
     text = json.dumps(desc, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 

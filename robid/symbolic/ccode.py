@@ -52,6 +52,7 @@ C_INPUTS = {
     "q": "qk[{k}]",
     "qd": "qdk[{k}]",
     "sign": "({qd} > 0) - ({qd} < 0)",
+    "csign": "((qdk[{k}] + {rho} * qdk[{m}]) > 0) - ((qdk[{k}] + {rho} * qdk[{m}]) < 0)",
     "qdd": "qddk[{k}]",
 }
 

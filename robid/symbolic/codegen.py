@@ -154,6 +154,7 @@ NUMPY_INPUTS = {
     "q": "q[:, {k}]",
     "qd": "qd[:, {k}]",
     "sign": "np.sign({qd})",
+    "csign": "np.sign(qd[:, {k}] + {rho} * qd[:, {m}])",
     "qdd": "qdd[:, {k}]",
     "dl": "q[:, {k}] - theta[:, {k}]",
     "thd": "thetad[:, {k}]",
@@ -172,8 +173,10 @@ def input_statements(
     """``(variable, expression)`` for every joint input the program reads, in declaration order.
 
     Per joint k: sin and cos of ``q_k + offset_k`` (revolute), ``q_k`` (prismatic), ``qd_k`` (also when only its
-    sign is used), ``sign(qd_k)`` and ``qdd_k``. ``spelling`` gives each in the target language: format strings
-    over ``k``, ``angle`` (the spelled ``angle`` entry plus the offset) and ``qd`` (the velocity's variable).
+    sign is used), ``sign(qd_k)``, for a coupled drive the sign of its motor velocity ``sign(qd_k + rho qd_m)``
+    (docs/model.md, "Coupled drives"), and ``qdd_k``. ``spelling`` gives each in the target language: format
+    strings over ``k``, ``angle`` (the spelled ``angle`` entry plus the offset), ``qd`` (the velocity's variable),
+    and ``m``, ``rho`` (the coupled joint and ratio).
     """
     out = []
     for k, js in enumerate(symbols):
@@ -185,11 +188,14 @@ def input_statements(
             ("q", js.q, not js.revolute and js.q in used),
             ("qd", js.qd, js.qd in used or js.sign in used),
             ("sign", js.sign, js.sign in used),
+            ("csign", js.coupled_sign, js.coupled_sign is not None and js.coupled_sign in used),
             ("qdd", js.qdd, js.qdd in used),
         )
+        rho = repr(float(js.coupled_ratio)) if js.coupled_ratio is not None else None
         for kind, sym, needed in present:
             if needed:
-                out.append((sym.name, spelling[kind].format(k=k, angle=angle, qd=js.qd.name)))
+                text = spelling[kind].format(k=k, angle=angle, qd=js.qd.name, m=js.coupled_joint, rho=rho)
+                out.append((sym.name, text))
     for m in motors:  # elastic layout: deflection q - theta, motor velocity, its sign, motor acceleration
         present = (
             ("dl", m.dl, m.dl in used),
@@ -348,7 +354,7 @@ def exact_function(program: OptimisedProgram, symbols: list[JointSymbols], motor
     assigns = needed_assignments(program, entries.values())
     used = free_symbols(assigns, entries.values())
     for js in symbols:
-        for s in (js.s, js.c, js.q, js.qd, js.qdd, js.sign):
+        for s in (js.s, js.c, js.q, js.qd, js.qdd, js.sign, js.coupled_sign):
             if s is not None and s in used:
                 lines.append(f"    {s.name} = x[{s.name!r}]")
     for m in motors:

@@ -12,7 +12,7 @@ from robid.model.robot_model import RobotModel
 from robid.symbolic import cache
 from robid.symbolic.base_parameters import derive_base
 from robid.symbolic.codegen import exact_function, nonrational_columns, numpy_function, optimise
-from robid.symbolic.geometry import JointSymbols
+from robid.symbolic.geometry import joint_symbols
 from robid.symbolic.program import ProgramBuilder
 from robid.symbolic.terms import (
     DerivationContext,
@@ -46,7 +46,7 @@ def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict
     if meta is not None and (cache.entry_path(key) / "model.py").exists():
         return cache.entry_path(key), meta
     t0 = time.perf_counter()
-    symbols = [JointSymbols.make(k + 1, j.revolute) for k, j in enumerate(model.joints)]
+    symbols = joint_symbols(model)
     motors = motor_symbols(model, terms)
     mlist = [motors[i] for i in sorted(motors)]
     with progress.stage(f"deriving the Newton-Euler regressor of {model.name} ({model.dof} joints)"):
@@ -171,7 +171,7 @@ def customised_operation_counts(model: RobotModel, terms: tuple[str, ...], value
     from robid.symbolic.codegen import needed_assignments
     from robid.symbolic.program import operation_counts
 
-    symbols = [JointSymbols.make(k + 1, j.revolute) for k, j in enumerate(model.joints)]
+    symbols = joint_symbols(model)
     ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder())
     exact_values = [sp.Rational(repr(float(v))) if v != 0 else sp.Integer(0) for v in values]
     tau = derive_torques(ctx, terms, exact_values)

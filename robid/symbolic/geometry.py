@@ -32,7 +32,12 @@ def exact_matrix(rows) -> sp.Matrix:
 
 @dataclass(frozen=True)
 class JointSymbols:
-    """Symbols of one joint: sin/cos of (q + offset) for revolute joints, q for prismatic, qd, qdd, sign(qd)."""
+    """Symbols of one joint: sin/cos of (q + offset) for revolute joints, q for prismatic, qd, qdd, sign(qd).
+
+    A joint whose drive is coupled to a second joint K (docs/model.md, "Coupled drives") also has
+    ``coupled_sign`` = sign(qd + rho qd_K), the sign of its motor's velocity in joint units, with ``coupled_joint``
+    the 0-based index of K and ``coupled_ratio`` the exact rho (coupling ratio / gear ratio).
+    """
 
     index: int  # 1-based
     revolute: bool
@@ -42,9 +47,12 @@ class JointSymbols:
     qd: sp.Symbol
     qdd: sp.Symbol
     sign: sp.Symbol
+    coupled_joint: int | None = None
+    coupled_ratio: sp.Rational | None = None
+    coupled_sign: sp.Symbol | None = None
 
     @staticmethod
-    def make(index: int, revolute: bool) -> JointSymbols:
+    def make(index: int, revolute: bool, coupling: tuple[int, sp.Rational] | None = None) -> JointSymbols:
         r = {"real": True}
         return JointSymbols(
             index=index,
@@ -55,7 +63,26 @@ class JointSymbols:
             qd=sp.Symbol(f"qd{index}", **r),
             qdd=sp.Symbol(f"qdd{index}", **r),
             sign=sp.Symbol(f"sg{index}", **r),
+            coupled_joint=coupling[0] if coupling else None,
+            coupled_ratio=coupling[1] if coupling else None,
+            coupled_sign=sp.Symbol(f"sgc{index}", **r) if coupling else None,
         )
+
+
+def joint_symbols(model) -> list[JointSymbols]:
+    """The symbols of every joint of ``model`` (1-based names), with the coupled drives' motor-velocity signs."""
+    out = []
+    for k, joint in enumerate(model.joints):
+        coupling = None
+        if joint.drive is not None and joint.drive.coupling is not None:
+            coupling = (model.joint_names.index(joint.drive.coupling.joint), coupled_ratio(joint.drive))
+        out.append(JointSymbols.make(k + 1, joint.revolute, coupling))
+    return out
+
+
+def coupled_ratio(drive) -> sp.Rational:
+    """rho = coupling ratio / gear ratio, exact (32/32 = 1): the partner joint's share of the motor velocity."""
+    return exact(drive.coupling.ratio) / exact(drive.gear_ratio)
 
 
 @dataclass(frozen=True)

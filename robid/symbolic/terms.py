@@ -6,8 +6,9 @@ Available terms (docs/model.md): ``rigid`` (10 standard inertial parameters per 
 ``rotor`` (reflected rotor inertia Ia_J = rotor_inertia * gear_ratio^2, column qdd_J in row J; the coupling of
 the rotor with the carrying body is neglected: Spong's reduced model), ``rotor_coupled`` (the same Ia_J with the
 rotor-link inertial coupling of the complete model, Zollo et al. 2015 eq. 19-20), ``viscous`` (fv_J, column
-qd_J), ``coulomb`` (fc_J, column sign(qd_J)), ``offset`` (f0_J, column 1), ``compensator`` (balancers), and for
-elastic joints ``stiffness`` (k_J), ``damping`` (d_J) and ``link_viscous`` (fl_J).
+qd_J), ``coulomb`` (fc_J, column sign(qd_J)), ``offset`` (f0_J, column 1), ``drive_coupling`` (Iam_J, fvm_J,
+fcm_J of a motor that also turns with a second joint: :func:`drive_coupling_term`), ``compensator`` (balancers), and
+for elastic joints ``stiffness`` (k_J), ``damping`` (d_J) and ``link_viscous`` (fl_J).
 
 Elastic layout (docs/elastic.md section 2). With ``stiffness`` among the terms, every joint with an
 ``elasticity`` block gets a motor coordinate theta_J (motor angle / gear ratio) and a motor equation, so the
@@ -161,6 +162,51 @@ def _friction_term(ctx: DerivationContext, prefix: str, attr: str, column) -> Te
     return TermColumns(names, nominal, columns)
 
 
+def drive_coupling_term(ctx: DerivationContext) -> TermColumns:
+    """Iam_J, fvm_J, fcm_J of every drive J whose motor also turns with joint K (coupled wrist, docs/model.md).
+
+    The motor angle is theta_m = r_J (q_J + rho q_K), rho = coupling ratio / r_J, so by virtual power
+    (tau = N^T tau_m, theta_m = N q) a motor-side inertia or viscous
+    coefficient X reaches the joints as X r_J^2 [[1, rho], [rho, rho^2]] on (J, K). The (J, J) entry is the
+    ordinary column of Ia_J (fv_J); this term adds the rest, per unit of Iam_J = Jm r_J^2 (fvm_J = fv_m r_J^2)::
+
+        row J: rho qdd_K               (rho qd_K)
+        row K: rho qdd_J + rho^2 qdd_K (rho qd_J + rho^2 qd_K)
+
+    so that Ia_J = Iam_J = Jm r_J^2 reproduces N^T Jm N qdd exactly. The motor's Coulomb friction
+    fc_m sign(theta_m') acts on both joints at the sign of the motor velocity v = qd_J + rho qd_K: per unit of
+    fcm_J = |r_J| fc_m, row J sign(v), row K rho sign(v). With rho = 1 (TX40: theta_m6 = 32 (q5 + q6)) the columns
+    are FIGAROH's [qdd6, qd6, sign(qd5 + qd6)] on joint 5 and [qdd5, qd5, sign(qd5 + qd6)] on joint 6, except that
+    joint 5 also receives rho^2 qdd_5 (rho^2 qd_5) here, which FIGAROH leaves in Ia_5 (fv_5).
+    """
+    from robid.model.terms import COUPLING_PREFIXES, coupling_nominal
+
+    per_kind: dict[str, tuple[list, list, list]] = {p: ([], [], []) for p in COUPLING_PREFIXES}
+    for j, joint in enumerate(ctx.model.joints):
+        sj = ctx.symbols[j]
+        if sj.coupled_sign is None:
+            continue
+        k, rho = sj.coupled_joint, sj.coupled_ratio
+        sk = ctx.symbols[k]
+        values = {
+            "Iam": (rho * sk.qdd, rho * sj.qdd + rho**2 * sk.qdd),
+            "fvm": (rho * sk.qd, rho * sj.qd + rho**2 * sk.qd),
+            "fcm": (sj.coupled_sign, rho * sj.coupled_sign),
+        }
+        for prefix, (row_j, row_k) in values.items():
+            rows = _unit_rows(ctx.rows, j, row_j)
+            rows[k] = row_k
+            names, nominal, columns = per_kind[prefix]
+            names.append(f"{prefix}_{joint.name}")
+            nominal.append(coupling_nominal(joint.drive, prefix))
+            columns.append(rows)
+    out = [[], [], []]
+    for prefix in COUPLING_PREFIXES:
+        for acc, part in zip(out, per_kind[prefix], strict=True):
+            acc += part
+    return TermColumns(*out)
+
+
 def _elastic_term(ctx: DerivationContext, prefix: str, attr: str, link_value, motor_sign: int) -> TermColumns:
     """One parameter per elastic joint: ``link_value(joint symbols, motor symbols)`` in the link row and
     ``motor_sign`` times it in the motor row (the spring's reaction)."""
@@ -197,6 +243,7 @@ TERMS = {
     "viscous": lambda ctx: _friction_term(ctx, "fv", "viscous", lambda v, sg: v),
     "coulomb": lambda ctx: _friction_term(ctx, "fc", "coulomb", lambda v, sg: sg),
     "offset": lambda ctx: _friction_term(ctx, "f0", "offset", lambda v, sg: sp.Integer(1)),
+    "drive_coupling": drive_coupling_term,
     "compensator": compensator_term,
     "stiffness": lambda ctx: _elastic_term(ctx, "k", "stiffness", lambda js, m: m.dl, -1),
     "damping": lambda ctx: _elastic_term(ctx, "d", "damping", lambda js, m: js.qd - m.thd, -1),
