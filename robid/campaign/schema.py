@@ -128,9 +128,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
         raise RobidInputError(f"{w}: robot: expected a robot file or built-in name")
     if robot.endswith((".yaml", ".yml", ".urdf")):
         robot = str((path.parent / robot).resolve())
-    terms = data.get("terms")
-    if terms is not None and (not isinstance(terms, list) or not all(isinstance(t, str) for t in terms)):
-        raise RobidInputError(f"{w}: terms: expected a list of term names")
+    terms = _term_list(data.get("terms"), f"{w}: terms")
     trajectories = _trajectories(data.get("trajectories") or {}, path)
     names = {t.name for t in trajectories}
     exports = _exports(data.get("export") or [], names, w)
@@ -140,10 +138,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     if not isinstance(ident, dict):
         raise RobidInputError(f"{w}: identification: expected a mapping")
     _keys(ident, {"measurements", "validation", "method", "terms"}, f"{w}: identification")
-    ident_terms = ident.get("terms")
-    if ident_terms is not None and (not isinstance(ident_terms, list)
-                                    or not all(isinstance(t, str) for t in ident_terms)):
-        raise RobidInputError(f"{w}: identification.terms: expected a list of term names")
+    ident_terms = _term_list(ident.get("terms"), f"{w}: identification.terms")
     use = tuple(ident.get("measurements") or [])
     val = tuple(ident.get("validation") or [])
     for key, items in (("measurements", use), ("validation", val)):
@@ -294,13 +289,18 @@ def _references(data: Any, path: Path) -> tuple[ReferenceSource, ...]:
         if arm is not None and (not isinstance(arm, list) or not all(
                 isinstance(a, (int, float)) and not isinstance(a, bool) for a in arm)):
             raise RobidInputError(f"{iw}.armature: expected a list of numbers, one per joint")
-        terms = item.get("terms")
-        if terms is not None and (not isinstance(terms, list) or not all(isinstance(t, str) for t in terms)):
-            raise RobidInputError(f"{iw}.terms: expected a list of term names")
+        terms = _term_list(item.get("terms"), f"{iw}.terms")
         out.append(ReferenceSource(str(name), str(item.get("label", name)), robot, params,
                                    tuple(float(a) for a in arm) if arm is not None else None,
                                    tuple(terms) if terms else None, item.get("sigmoid_friction")))
     return tuple(out)
+
+
+def _term_list(value: Any, where: str) -> list[str] | None:
+    """A ``terms`` field: None, or a list of term names (checked against the model when it is loaded)."""
+    if value is not None and (not isinstance(value, list) or not all(isinstance(t, str) for t in value)):
+        raise RobidInputError(f"{where}: expected a list of term names")
+    return value
 
 
 def _processing_fields() -> set[str]:
