@@ -21,8 +21,15 @@ def register(sub) -> None:
     p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
     p.add_argument("measurements", metavar="MEAS", nargs="+", help="measurement files (combined)")
     p.add_argument("--out", required=True, metavar="RESULT.json")
-    p.add_argument("--method", choices=("ols", "wls", "irls", "consistent"), default="wls",
-                   help="estimator (default wls: two-step per-joint weights)")
+    p.add_argument("--method", choices=("ols", "wls", "irls", "consistent", "idim-iv", "didim"), default="wls",
+                   help="estimator (default wls: two-step per-joint weights); idim-iv (instrumental variables) and "
+                   "didim (closed-loop output error) simulate the robot's closed loop with the estimate: they need "
+                   "--trajectory (the excitation the robot ran, its time 0 at the log's) and the robot file's "
+                   "controller gains (docs/estimation.md, 'Closed-loop estimators')")
+    p.add_argument("--feedforward", choices=("rigid", "full", "none"), default="rigid",
+                   help="idim-iv, didim: the controller's feed-forward, computed from the robot file's nominal "
+                   "model on the reference: rigid (bodies, rotors, balancer; no friction), full (with the nominal "
+                   "friction) or none (default rigid, as robid's virtual robot)")
     p.add_argument("--validate", nargs="+", default=[], metavar="MEAS", help="validation runs (not used to fit)")
     p.add_argument("--mapping", metavar="MAP.yaml", help="layout of measurements that are not canonical")
     p.add_argument("--terms", help="model terms, comma-separated (default: all that apply)")
@@ -63,11 +70,24 @@ def run(args: argparse.Namespace) -> int:
         file_processing=validation_processing(common, args.validate),
         static_deflection=args.static_deflection,
         motor_encoders_only=args.motor_encoders_only,
+        closed_loop=closed_loop_options(args),
     )
     record = identify(robot, args.measurements, options, validation_files=args.validate)
     write_result(args.out, record)
     print_summary(record, args.out)
     return 0
+
+
+def closed_loop_options(args: argparse.Namespace):
+    """The closed-loop estimators' settings (robid.identification.closed_loop_estimation), or None."""
+    if args.method not in ("idim-iv", "didim"):
+        return None
+    from robid.identification.closed_loop_estimation import ClosedLoopOptions
+
+    if not args.trajectory:
+        raise RobidInputError(f"--method {args.method}: give --trajectory TRAJ.json, the excitation the robot ran "
+                              "(the closed loop is simulated along it)")
+    return ClosedLoopOptions(trajectory=args.trajectory, feedforward=args.feedforward)
 
 
 def validation_processing(common, files: list[str]) -> dict:

@@ -56,32 +56,41 @@ def smooth_coulomb_columns(
     line for the processing account)."""
     W = np.array(W, dtype=float, copy=True)
     done, plain = [], []
-    for j, joint in enumerate(joint_names):
-        idx = [k for k in standalone_parameters(base.names, base.expressions, joint, "friction")
-               if base.names[k] == f"fc_{joint}"]
-        if not idx:
-            continue
-        s = qd_noise[j] if j < len(qd_noise) else None
-        W[:, j, idx[0]] = expected_sign(qd[:, j], s)
-        (done if s is not None and np.isfinite(s) and s > 0 else plain).append(f"{joint} {s:.3g}" if s else joint)
-    alone = {n for n, e in zip(base.names, base.expressions, strict=True) if "".join(e.split()) == n}
-    for j, k, rho in couplings:
-        name = f"fcm_{joint_names[j]}"
-        if name not in alone:
-            continue
-        s = _coupled_noise(qd_noise, j, k, rho)
-        sign = expected_sign(qd[:, j] + rho * qd[:, k], s)
-        col = base.names.index(name)
-        W[:, j, col] = sign
-        W[:, k, col] = rho * sign
-        label = f"{name} (v = qd_{joint_names[j]} + {rho:g} qd_{joint_names[k]})"
-        (done if s is not None else plain).append(f"{label} {s:.3g}" if s is not None else label)
+    for j, k, rho, col in coulomb_entries(base, joint_names, couplings):
+        if k is None:
+            s = qd_noise[j] if j < len(qd_noise) else None
+            W[:, j, col] = expected_sign(qd[:, j], s)
+            label = joint_names[j]
+        else:
+            s = _coupled_noise(qd_noise, j, k, rho)
+            sign = expected_sign(qd[:, j] + rho * qd[:, k], s)
+            W[:, j, col] = sign
+            W[:, k, col] = rho * sign
+            label = f"{base.names[col]} (v = qd_{joint_names[j]} + {rho:g} qd_{joint_names[k]})"
+        (done if s is not None and np.isfinite(s) and s > 0 else plain).append(f"{label} {s:.3g}" if s else label)
     parts = []
     if done:
         parts.append(f"Coulomb columns erf(v / (sqrt 2 s)), v {source}, s its noise: " + ", ".join(done))
     if plain:
         parts.append(f"plain sign(v) of {source} (no noise estimate): " + ", ".join(plain))
     return W, "; ".join(parts)
+
+
+def coulomb_entries(base, joint_names, couplings=()) -> list[tuple[int, int | None, float, int]]:
+    """The Coulomb columns that stand alone, as (J, K or None, rho, column): ``fc_J`` on qd_J in row J, and a
+    coupled drive's ``fcm_J`` on qd_J + rho qd_K in rows J and K (module docstring)."""
+    entries: list[tuple[int, int | None, float, int]] = []
+    for j, joint in enumerate(joint_names):
+        idx = [k for k in standalone_parameters(base.names, base.expressions, joint, "friction")
+               if base.names[k] == f"fc_{joint}"]
+        if idx:
+            entries.append((j, None, 1.0, idx[0]))
+    alone = {n for n, e in zip(base.names, base.expressions, strict=True) if "".join(e.split()) == n}
+    for j, k, rho in couplings:
+        name = f"fcm_{joint_names[j]}"
+        if name in alone:
+            entries.append((j, k, float(rho), base.names.index(name)))
+    return entries
 
 
 def _coupled_noise(qd_noise, j: int, k: int, rho: float) -> float | None:

@@ -219,7 +219,7 @@ def elastic_rows(robot: Robot, processed: ProcessedSignals, source: str):
 def regressor_of(robot: Robot, processed: ProcessedSignals, coulomb: str = "noise") -> tuple[np.ndarray, list[str]]:
     """The base regressor at the processed states (N, dof, nb), not filtered, with the Coulomb treatment
     ``coulomb`` (robid.identification.coulomb); (regressor, notes)."""
-    evaluate, notes = _regressor_function(robot, processed, coulomb)
+    evaluate, notes = regressor_function(robot, processed, coulomb)
     return evaluate(processed.q, processed.qd, processed.qdd, _sign_velocity(processed)), notes
 
 
@@ -229,7 +229,7 @@ def _sign_velocity(processed: ProcessedSignals) -> np.ndarray:
     return processed.qd_measured if processed.qd_measured is not None else processed.qd
 
 
-def _regressor_function(robot: Robot, processed: ProcessedSignals, coulomb: str):
+def regressor_function(robot: Robot, processed: ProcessedSignals, coulomb: str):
     """(q, qd, qdd, v) -> base regressor (N, dof, nb) with the Coulomb treatment ``coulomb``: ``"noise"`` the
     expected sign of ``v`` -- the measured velocity when the file has one, else the processed -- given its noise;
     ``"differentiated"`` the same on the processed velocity ``qd`` whatever the file has; ``"sign"`` sign(qd).
@@ -261,7 +261,7 @@ def _filtered_regressor(robot: Robot, processed: ProcessedSignals, coulomb: str)
     """The base regressor through the torque's filter, (N, dof, nb) on the processed grid: on the whole record
     when the path offers it (``parallel_filter``, non-periodic), else on the processed grid (``apply_filter``);
     and the notes of its Coulomb treatment."""
-    evaluate, notes = _regressor_function(robot, processed, coulomb)
+    evaluate, notes = regressor_function(robot, processed, coulomb)
     n, dof = processed.q.shape
     nb = len(robot.base_parameters().names)
     if processed.parallel_filter is not None:

@@ -32,13 +32,14 @@ from robid.estimation import (
     estimate,
 )
 from robid.estimation.correlated import RowCorrelation
+from robid.identification.closed_loop_estimation import CLOSED_LOOP_METHODS, ClosedLoopOptions, closed_loop_estimate
 from robid.identification.datasets import DataSet, load_dataset, row_correlation, stack
 from robid.io.screening import ScreeningPolicy
 from robid.record import IdentificationRecord
 from robid.robot import Robot
 from robid.signals import ProcessingOptions
 
-METHODS = ("ols", "wls", "irls", "consistent")
+METHODS = ("ols", "wls", "irls", "consistent", "idim-iv", "didim")
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,9 @@ class IdentificationOptions:
     #: reference models (published or nominal parameter sets) scored on every run next to robid's fit
     #: (robid.identification.references)
     references: tuple = ()
+    #: methods idim-iv and didim: the trajectory of every run and the controller's feed-forward
+    #: (robid.identification.closed_loop_estimation.ClosedLoopOptions)
+    closed_loop: object = None
 
     def processing_for(self, path) -> ProcessingOptions:
         return self.file_processing.get(str(path), self.processing)
@@ -137,6 +141,8 @@ def run_identification(
         sets = tuple(_load(robot, f, o) for f in files)
         W, tau = stack(list(sets))
         est = _estimate(W, tau, base.names, o.method, row_correlation(list(sets)), notes)
+        if o.method in CLOSED_LOOP_METHODS:
+            est = _closed_loop(robot, sets, est, o, notes)
     if len(sets) > 1:
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({W.shape[0]} samples)")
     nominal_base = base.values(robot.parameters)
@@ -182,6 +188,16 @@ def identify(
     return run_identification(robot, files, options, validation_files).record
 
 
+def _closed_loop(robot: Robot, sets, start: EstimationResult, o: IdentificationOptions, notes: list[str]):
+    """IDIM-IV or DIDIM from the WLS estimate ``start`` (robid.identification.closed_loop_estimation)."""
+    if o.motor_encoders_only or o.static_deflection:
+        raise RobidInputError(f"--method {o.method}: not with --motor-encoders-only or --static-deflection")
+    settings = o.closed_loop if o.closed_loop is not None else ClosedLoopOptions()
+    est, _account = closed_loop_estimate(robot, sets, o.method, start, settings, o.processing_for, o.coulomb)
+    notes.append(f"{o.method} started from the WLS estimate")
+    return est
+
+
 def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: list[str]) -> EstimationResult:
     """The unconstrained estimate; OLS and WLS (also under ``consistent``) account for rows correlated by the
     non-periodic low-pass, IRLS does not (said in ``notes``)."""
@@ -192,7 +208,8 @@ def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: li
                 "are optimistic on non-periodic runs (use wls or ols for honest ones)"
             )
         return estimate(W, tau, names, method="irls")
-    return estimate(W, tau, names, method="wls" if method == "consistent" else method, correlation=correlation)
+    least_squares = "wls" if method in ("consistent", *CLOSED_LOOP_METHODS) else method
+    return estimate(W, tau, names, method=least_squares, correlation=correlation)
 
 
 def _load(robot: Robot, source, o: IdentificationOptions, motor_side_values=None, linearise: bool = True) -> DataSet:
