@@ -169,3 +169,30 @@ def test_reference_models_are_scored_on_the_same_samples_and_one_file_can_give_t
     ours = [j.nrmse_percent for j in early.fit.per_joint]
     held = [j.nrmse_percent for j in late.fit.per_joint]
     assert all(h < 1.5 * o + 1.0 for o, h in zip(ours, held, strict=True)), (ours, held)
+
+
+def test_campaign_runs_the_closed_loop_estimators_along_each_runs_trajectory(tmp_path):
+    """``method: didim`` in a campaign: the closed loop is simulated along the trajectory each identification run
+    followed (robid.identification.closed_loop), with the robot file's gains; every base parameter within 3 std
+    of the virtual robot's truth. Without gains in the robot file: exit status 2 naming the controller field."""
+    import yaml
+
+    robot = yaml.safe_load((DATA / "arm3.yaml").read_text())
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "arm3.yaml").write_text(yaml.safe_dump(robot))
+    for joint in robot["joints"]:
+        joint["controller"] = {"position_gain": 2000.0, "velocity_gain": 60.0}
+    (tmp_path / "arm3.yaml").write_text(yaml.safe_dump(robot))
+    text = (DATA / "small_sel.yaml").read_text().replace("method: wls}", "method: didim, feedforward: rigid}")
+    path = tmp_path / "closed_loop.yaml"
+    path.write_text(text)
+    record = run_campaign(read_campaign(path), tmp_path / "out", log=lambda m: None).record
+    assert record.method == "didim"
+    truth = record.references()["truth"]
+    off = [p.name for p, t in zip(record.base_parameters, truth, strict=True) if abs(p.value - t) > 3 * p.std]
+    assert not off, f"outside 3 std of the virtual robot's truth: {off}"
+    (bare / "closed_loop.yaml").write_text(text)
+    assert main(["campaign", str(bare / "closed_loop.yaml"), "--out", str(tmp_path / "out2")]) == 2
+    path.write_text(text.replace("feedforward: rigid", "feedforward: magic"))
+    assert main(["campaign", str(path), "--out", str(tmp_path / "out3")]) == 2

@@ -191,6 +191,7 @@ class _Campaign:
             self.robot_fp,
             list(self.ident_robot.terms),
             spec.method,
+            spec.feedforward,
             spec.processing,
             [(n, _file_hash_later(meas_paths[n])) for n in used],
             [(n, _file_hash_later(traj_paths[t]) if t else None) for n, t in zip(used, trajectories, strict=True)],
@@ -333,6 +334,7 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
         file_mapping={str(meas_paths[n]): _mapping_of(spec, n) for n in names if _mapping_of(spec, n)},
         references=references,
         policy=from_plain(ScreeningPolicy, spec.screening, f"{spec.source}: screening"),
+        closed_loop=_closed_loop(spec, meas_paths, traj_paths),
     )
     record = identify(robot, [meas_paths[n] for n in spec.identify], options,
                       validation_files=[meas_paths[n] for n in spec.validate])
@@ -343,6 +345,16 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
             record = record.with_references("truth", values)
     write_result(out, record)
     return record
+
+
+def _closed_loop(spec: CampaignSpec, meas_paths, traj_paths):
+    """Methods idim-iv and didim: each identification run's trajectory and the feed-forward; else None."""
+    if spec.method not in ("idim-iv", "didim"):
+        return None
+    from robid.identification.closed_loop_estimation import ClosedLoopOptions
+
+    return ClosedLoopOptions(file_trajectory={str(meas_paths[n]): traj_paths[_traj_of(spec, n)] for n in spec.identify},
+                             feedforward=spec.feedforward)
 
 
 def _named_sources(paths: dict, names) -> dict:

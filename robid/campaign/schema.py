@@ -19,7 +19,11 @@ processing: {snr_threshold: 20}     # ProcessingOptions fields (docs/signals.md)
                                     # with a trajectory comes from that trajectory; a measurement's own
                                     # processing: block overrides these fields for that measurement
 identification: {measurements: [ident], validation: [valid], method: wls}   # optional terms: [...] (e.g. with
-                                    # stiffness, damping: the elastic layout; design and simulation keep the campaign's)
+                                    # stiffness, damping: the elastic layout; design and simulation keep the
+                                    # campaign's);
+                                    # methods idim-iv, didim simulate the closed loop along each measurement's
+                                    # trajectory: optional feedforward: rigid|full|none (default rigid, the virtual
+                                    # robot's)
 references:                         # optional: published or nominal models scored on the same samples
   published: {robot: published.yaml, parameters: values.yaml, armature: [0, 0], label: "Author 2020"}
 report: {title: "KR demo"}          # optional; omit or false for no report
@@ -40,7 +44,8 @@ _TOP = {"robid_campaign", "name", "robot", "terms", "trajectories", "export", "m
 _REFERENCE = {"robot", "parameters", "armature", "terms", "label", "sigmoid_friction"}
 _SIM = {"trajectory", "periods", "noise", "seed", "rate", "q_noise", "tau_noise"}
 _FORMATS = ("csv", "krl", "rapid", "urscript")
-_METHODS = ("ols", "wls", "irls", "consistent")
+_METHODS = ("ols", "wls", "irls", "consistent", "idim-iv", "didim")
+_FEEDFORWARD = ("rigid", "full", "none")
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,8 @@ class CampaignSpec:
     references: tuple[ReferenceSource, ...] = ()
     #: ScreeningPolicy fields for reading every measurement (robid.io.screening; e.g. drop_bad_rows)
     screening: dict = field(default_factory=dict)
+    #: methods idim-iv and didim: the controller's feed-forward (robid.identification.closed_loop)
+    feedforward: str = "rigid"
     raw: dict = field(default_factory=dict, compare=False)
 
 
@@ -137,7 +144,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     ident = data.get("identification") or {}
     if not isinstance(ident, dict):
         raise RobidInputError(f"{w}: identification: expected a mapping")
-    _keys(ident, {"measurements", "validation", "method", "terms"}, f"{w}: identification")
+    _keys(ident, {"measurements", "validation", "method", "terms", "feedforward"}, f"{w}: identification")
     ident_terms = _term_list(ident.get("terms"), f"{w}: identification.terms")
     use = tuple(ident.get("measurements") or [])
     val = tuple(ident.get("validation") or [])
@@ -150,6 +157,15 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     method = ident.get("method", "wls")
     if method not in _METHODS:
         raise RobidInputError(f"{w}: identification.method: expected one of {', '.join(_METHODS)}, got {method!r}")
+    feedforward = ident.get("feedforward", "rigid")
+    if feedforward not in _FEEDFORWARD:
+        raise RobidInputError(f"{w}: identification.feedforward: expected one of {', '.join(_FEEDFORWARD)}, "
+                              f"got {feedforward!r}")
+    if method in ("idim-iv", "didim"):
+        missing = [m.name for m in measurements if m.name in use and m.trajectory is None]
+        if missing:
+            raise RobidInputError(f"{w}: identification.method: {method} simulates the closed loop along the "
+                                  f"trajectory each run followed; {', '.join(missing)} names none (trajectory: ...)")
     processing = data.get("processing") or {}
     if not isinstance(processing, dict):
         raise RobidInputError(f"{w}: processing: expected a mapping of signal-stage options")
@@ -176,6 +192,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
         identification_terms=tuple(ident_terms) if ident_terms else None,
         references=_references(data.get("references") or {}, path),
         screening=_screening(data.get("screening") or {}, w),
+        feedforward=feedforward,
         raw=data,
     )
 
