@@ -106,7 +106,7 @@ def _z_scores(path: Path, csv: Path, traj, method: str, feedforward: str):
 def test_closed_loop_estimators_recover_the_truth_where_least_squares_is_biased(tmp_path, seed):
     """Virtual robot in closed loop (PD + feed-forward with friction), encoder noise 2e-4 rad, non-periodic
     processing with a 20 Hz low-pass (the noise reaches the accelerations): OLS is biased (measured over 10 seeds
-    by benchmarks/closed_loop_estimators.py: mean |z| 1.6, max |z| 4-8). IDIM-IV and DIDIM bring every
+    by benchmarks/bench_closed_loop_estimators.py: mean |z| 1.6, max |z| 4.2). IDIM-IV and DIDIM bring every
     well-identified base parameter within 3 reported std of the truth."""
     path = _arm(tmp_path)
     traj = _trajectory()
