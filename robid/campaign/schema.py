@@ -44,7 +44,7 @@ _TOP = {"robid_campaign", "name", "robot", "terms", "trajectories", "export", "m
 _REFERENCE = {"robot", "parameters", "armature", "terms", "label", "sigmoid_friction"}
 _SIM = {"trajectory", "periods", "noise", "seed", "rate", "q_noise", "tau_noise"}
 _FORMATS = ("csv", "krl", "rapid", "urscript")
-_METHODS = ("ols", "wls", "irls", "consistent", "idim-iv", "didim")
+_METHODS = ("ols", "wls", "irls", "consistent", "idim-iv", "didim", "eiv")
 _FEEDFORWARD = ("rigid", "full", "none")
 
 

@@ -21,11 +21,12 @@ def register(sub) -> None:
     p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
     p.add_argument("measurements", metavar="MEAS", nargs="+", help="measurement files (combined)")
     p.add_argument("--out", required=True, metavar="RESULT.json")
-    p.add_argument("--method", choices=("ols", "wls", "irls", "consistent", "idim-iv", "didim"), default="wls",
+    p.add_argument("--method", choices=("ols", "wls", "irls", "consistent", "idim-iv", "didim", "eiv"), default="wls",
                    help="estimator (default wls: two-step per-joint weights); idim-iv (instrumental variables) and "
                    "didim (closed-loop output error) simulate the robot's closed loop with the estimate: they need "
                    "--trajectory (the excitation the robot ran, its time 0 at the log's) and the robot file's "
-                   "controller gains (docs/estimation.md, 'Closed-loop estimators')")
+                   "controller gains (docs/estimation.md, 'Closed-loop estimators'); eiv: least squares corrected for "
+                   "the noise of the processed accelerations (periodic runs)")
     p.add_argument("--feedforward", choices=("rigid", "full", "none"), default="rigid",
                    help="idim-iv, didim: the controller's feed-forward, computed from the robot file's nominal "
                    "model on the reference: rigid (bodies, rotors, balancer; no friction), full (with the nominal "

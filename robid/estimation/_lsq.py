@@ -207,3 +207,20 @@ def sandwich_covariance(
 def rows_of_joint(values_per_joint: np.ndarray, n: int) -> np.ndarray:
     """Broadcast a (dof,) per-joint quantity to the N*dof stacked rows."""
     return np.tile(np.asarray(values_per_joint, dtype=float), n)
+
+
+def residual_sigma(residual: np.ndarray, used: np.ndarray, nb: int) -> np.ndarray:
+    """Per-joint residual standard deviation with the parameters' degrees of freedom shared by row counts."""
+    counts = used.sum(axis=0).astype(float)
+    share = nb * counts / max(counts.sum(), 1.0)
+    ss = np.sum((residual * used) ** 2, axis=0)
+    return np.sqrt(ss / np.maximum(counts - share, 1.0))
+
+
+def condition_numbers(A: np.ndarray) -> tuple[float, float]:
+    """2-norm condition number of A, and of A with unit-norm columns (zero columns left out)."""
+    s = np.linalg.svd(A, compute_uv=False)
+    norms = np.linalg.norm(A, axis=0)
+    s_scaled = np.linalg.svd(A[:, norms > 0] / norms[norms > 0], compute_uv=False)
+    return (float(s[0] / s[-1]) if s[-1] > 0 else np.inf,
+            float(s_scaled[0] / s_scaled[-1]) if s_scaled.size and s_scaled[-1] > 0 else np.inf)

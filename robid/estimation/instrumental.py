@@ -61,12 +61,12 @@ def iv(
     notes = [f"{method}: instrumental variables, beta = (Z^T W)^-1 Z^T tau with per-joint weights"]
     if weights is None:
         first = _solve(W, Z, tau, np.ones(W.shape[1]))
-        weights = 1.0 / np.maximum(_sigma(tau - W @ first[0], used, len(names)), 1e-12)
+        weights = 1.0 / np.maximum(_lsq.residual_sigma(tau - W @ first[0], used, len(names)), 1e-12)
         notes.append("weights 1/sigma_j from the residual of the unweighted instrumental solve (two steps)")
     weights = np.asarray(weights, dtype=float)
     beta, g_inverse, scale, zero, rank = _solve(W, Z, tau, weights)
     residual = tau - W @ beta
-    sigma = _sigma(residual, used, len(names))
+    sigma = _lsq.residual_sigma(residual, used, len(names))
     n = W.shape[0]
     B = (Z * weights[None, :, None]) / scale  # (N, dof, nb): B_j = w_j Z_j, scaled columns
     if correlation is None or correlation.independent:
@@ -89,7 +89,7 @@ def iv(
         converged = False
         notes.append(f"instrumented normal matrix is rank deficient (rank {rank} of {W.shape[2] - len(zero)})")
     A = (W * weights[None, :, None]).reshape(n * W.shape[1], -1)
-    cond, cond_scaled = _conditions(A)
+    cond, cond_scaled = _lsq.condition_numbers(A)
     return EstimationResult.build(
         method=method, names=names, values=beta, covariance=0.5 * (cov + cov.T), residual=residual, sigma=sigma,
         weights=weights, condition_number=cond, condition_number_scaled=cond_scaled, notes=notes,
@@ -135,19 +135,3 @@ def _solve(W, Z, tau, weights):
     g_inverse[np.ix_(active, active)] = (vt[keep].T / s[keep]) @ u[:, keep].T
     beta_s = g_inverse @ ((B / scale).T @ y)
     return beta_s / scale, g_inverse, scale, zero, int(keep.sum())
-
-
-def _sigma(residual: np.ndarray, used: np.ndarray, nb: int) -> np.ndarray:
-    """Per-joint residual standard deviation with the parameters' degrees of freedom shared by row counts."""
-    counts = used.sum(axis=0).astype(float)
-    share = nb * counts / max(counts.sum(), 1.0)
-    ss = np.sum((residual * used) ** 2, axis=0)
-    return np.sqrt(ss / np.maximum(counts - share, 1.0))
-
-
-def _conditions(A: np.ndarray) -> tuple[float, float]:
-    s = np.linalg.svd(A, compute_uv=False)
-    norms = np.linalg.norm(A, axis=0)
-    s_scaled = np.linalg.svd(A[:, norms > 0] / norms[norms > 0], compute_uv=False)
-    return (float(s[0] / s[-1]) if s[-1] > 0 else np.inf,
-            float(s_scaled[0] / s_scaled[-1]) if s_scaled.size and s_scaled[-1] > 0 else np.inf)

@@ -39,7 +39,7 @@ from robid.record import IdentificationRecord
 from robid.robot import Robot
 from robid.signals import ProcessingOptions
 
-METHODS = ("ols", "wls", "irls", "consistent", "idim-iv", "didim")
+METHODS = ("ols", "wls", "irls", "consistent", "idim-iv", "didim", "eiv")
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,8 @@ def run_identification(
         est = _estimate(W, tau, base.names, o.method, row_correlation(list(sets)), notes)
         if o.method in CLOSED_LOOP_METHODS:
             est = _closed_loop(robot, sets, est, o, notes)
+        elif o.method == "eiv":
+            est = _errors_in_variables(robot, sets, W, tau, est, o)
     if len(sets) > 1:
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({W.shape[0]} samples)")
     nominal_base = base.values(robot.parameters)
@@ -198,6 +200,16 @@ def _closed_loop(robot: Robot, sets, start: EstimationResult, o: IdentificationO
     return est
 
 
+def _errors_in_variables(robot: Robot, sets, W, tau, start: EstimationResult, o: IdentificationOptions):
+    """Corrected least squares with the accelerations' noise (robid.estimation.errors_in_variables), weighted
+    like the WLS estimate ``start``."""
+    from robid.estimation.errors_in_variables import corrected_least_squares
+    from robid.identification.regressor_noise import regressor_noise_gram
+
+    gram = sum(regressor_noise_gram(robot, d, o.processing_for(d.source).torque_band) for d in sets)
+    return corrected_least_squares(W, tau, gram, robot.base_parameters().names, weights=start.weights)
+
+
 def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: list[str]) -> EstimationResult:
     """The unconstrained estimate; OLS and WLS (also under ``consistent``) account for rows correlated by the
     non-periodic low-pass, IRLS does not (said in ``notes``)."""
@@ -208,7 +220,7 @@ def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: li
                 "are optimistic on non-periodic runs (use wls or ols for honest ones)"
             )
         return estimate(W, tau, names, method="irls")
-    least_squares = "wls" if method in ("consistent", *CLOSED_LOOP_METHODS) else method
+    least_squares = "wls" if method in ("consistent", "eiv", *CLOSED_LOOP_METHODS) else method
     return estimate(W, tau, names, method=least_squares, correlation=correlation)
 
 
