@@ -70,7 +70,7 @@ def test_instrumental_variables_remove_the_errors_in_variables_bias():
     is attenuated (mean error many standard errors of the mean away from 0) while IV is not, and the IV's
     reported standard deviations match the scatter of its estimates within 15 %."""
     rng = np.random.default_rng(0)
-    n, dof, nb = 400, 2, 3
+    n, dof = 400, 2
     t = np.linspace(0, 10, n, endpoint=False)
     basis = np.stack([np.sin(0.6 * t), np.cos(1.1 * t), np.sin(1.9 * t + 0.3)], axis=1)
     W_true = np.stack([basis, basis[:, ::-1] * [1.0, 0.5, 2.0]], axis=1)  # (n, dof, nb)

@@ -192,6 +192,7 @@ class _Campaign:
             list(self.ident_robot.terms),
             spec.method,
             spec.feedforward,
+            spec.friction_models,
             spec.processing,
             [(n, _file_hash_later(meas_paths[n])) for n in used],
             [(n, _file_hash_later(traj_paths[t]) if t else None) for n, t in zip(used, trajectories, strict=True)],
@@ -335,6 +336,7 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
         references=references,
         policy=from_plain(ScreeningPolicy, spec.screening, f"{spec.source}: screening"),
         closed_loop=_closed_loop(spec, meas_paths, traj_paths),
+        friction_models=spec.friction_models,
     )
     record = identify(robot, [meas_paths[n] for n in spec.identify], options,
                       validation_files=[meas_paths[n] for n in spec.validate])

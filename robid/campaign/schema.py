@@ -23,7 +23,8 @@ identification: {measurements: [ident], validation: [valid], method: wls}   # op
                                     # campaign's);
                                     # methods idim-iv, didim simulate the closed loop along each measurement's
                                     # trajectory: optional feedforward: rigid|full|none (default rigid, the virtual
-                                    # robot's)
+                                    # robot's); friction_models: [linear, stribeck, sigmoid] compares friction
+                                    # models per joint (docs/estimation.md "Nonlinear friction")
 references:                         # optional: published or nominal models scored on the same samples
   published: {robot: published.yaml, parameters: values.yaml, armature: [0, 0], label: "Author 2020"}
 report: {title: "KR demo"}          # optional; omit or false for no report
@@ -111,6 +112,8 @@ class CampaignSpec:
     screening: dict = field(default_factory=dict)
     #: methods idim-iv and didim: the controller's feed-forward (robid.identification.closed_loop)
     feedforward: str = "rigid"
+    #: candidate friction models compared per joint (robid.identification.friction_selection)
+    friction_models: tuple[str, ...] = ()
     raw: dict = field(default_factory=dict, compare=False)
 
 
@@ -144,7 +147,16 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     ident = data.get("identification") or {}
     if not isinstance(ident, dict):
         raise RobidInputError(f"{w}: identification: expected a mapping")
-    _keys(ident, {"measurements", "validation", "method", "terms", "feedforward"}, f"{w}: identification")
+    _keys(ident, {"measurements", "validation", "method", "terms", "feedforward", "friction_models"},
+          f"{w}: identification")
+    friction_models = _term_list(ident.get("friction_models"), f"{w}: identification.friction_models")
+    if friction_models:
+        from robid.estimation.nonlinear_friction import FRICTION_CANDIDATES
+
+        unknown = [m for m in friction_models if m not in FRICTION_CANDIDATES]
+        if unknown or len(friction_models) < 2:
+            raise RobidInputError(f"{w}: identification.friction_models: expected at least two of "
+                                  f"{', '.join(FRICTION_CANDIDATES)}, got {friction_models}")
     ident_terms = _term_list(ident.get("terms"), f"{w}: identification.terms")
     use = tuple(ident.get("measurements") or [])
     val = tuple(ident.get("validation") or [])
@@ -193,6 +205,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
         references=_references(data.get("references") or {}, path),
         screening=_screening(data.get("screening") or {}, w),
         feedforward=feedforward,
+        friction_models=tuple(friction_models) if friction_models else (),
         raw=data,
     )
 

@@ -32,6 +32,10 @@ def register(sub) -> None:
                    "model on the reference: rigid (bodies, rotors, balancer; no friction), full (with the nominal "
                    "friction) or none (default rigid, as robid's virtual robot)")
     p.add_argument("--validate", nargs="+", default=[], metavar="MEAS", help="validation runs (not used to fit)")
+    p.add_argument("--friction-models", metavar="M1,M2,...",
+                   help="compare friction models per joint after the fit, e.g. linear,stribeck,sigmoid (chosen by "
+                   "the --validate runs' error, else BIC; the record's parameters stay the linear model's; "
+                   "docs/estimation.md 'Nonlinear friction')")
     p.add_argument("--mapping", metavar="MAP.yaml", help="layout of measurements that are not canonical")
     p.add_argument("--terms", help="model terms, comma-separated (default: all that apply)")
     p.add_argument("--regularization", type=float, default=1e-6,
@@ -72,11 +76,26 @@ def run(args: argparse.Namespace) -> int:
         static_deflection=args.static_deflection,
         motor_encoders_only=args.motor_encoders_only,
         closed_loop=closed_loop_options(args),
+        friction_models=friction_candidates(args.friction_models),
     )
     record = identify(robot, args.measurements, options, validation_files=args.validate)
     write_result(args.out, record)
     print_summary(record, args.out)
     return 0
+
+
+def friction_candidates(text: str | None) -> tuple[str, ...]:
+    """The --friction-models list, each name checked (robid.estimation.nonlinear_friction.FRICTION_CANDIDATES)."""
+    if not text:
+        return ()
+    from robid.estimation.nonlinear_friction import FRICTION_CANDIDATES
+
+    names = tuple(t.strip() for t in text.split(",") if t.strip())
+    unknown = [n for n in names if n not in FRICTION_CANDIDATES]
+    if unknown or len(names) < 2:
+        raise RobidInputError(f"--friction-models: expected at least two of {', '.join(FRICTION_CANDIDATES)}, got "
+                              f"{text!r}")
+    return names
 
 
 def closed_loop_options(args: argparse.Namespace):

@@ -3,8 +3,9 @@
 Both closed-loop estimators (Gautier, Janot & Vandanjon, IEEE TCST 21(2) 2013 "DIDIM"; Janot, Vandanjon & Gautier,
 IEEE TCST 22(1) 2014 "IDIM-IV") need the joint states the robot *would* have had with the current estimate:
 the measured reference drives a model of the robot's controller, which drives the inverse dynamic model with
-the estimated base parameters. Nothing here uses the virtual robot (robid.simulation): the dynamics are
-robid's generated base regressor, so the model that is simulated is the model that is identified.
+the estimated base parameters. Nothing here uses the virtual robot (the simulation package, the independent
+oracle of the tests): the dynamics are robid's generated base regressor, so the model that is simulated is the
+model that is identified.
 
 Dynamics (rigid layout; ``Y`` the base regressor, ``beta`` the base values)::
 

@@ -79,6 +79,9 @@ class IdentificationOptions:
     #: reference models (published or nominal parameter sets) scored on every run next to robid's fit
     #: (robid.identification.references)
     references: tuple = ()
+    #: candidate friction models compared per joint after the linear fit, e.g. ("linear", "stribeck", "sigmoid")
+    #: (robid.identification.friction_selection); empty: none
+    friction_models: tuple = ()
     #: methods idim-iv and didim: the trajectory of every run and the controller's feed-forward
     #: (robid.identification.closed_loop_estimation.ClosedLoopOptions)
     closed_loop: object = None
@@ -106,6 +109,7 @@ class Solution:
     consistent: ConsistentResult | None
     physical: BaseConsistencyReport | None
     notes: tuple[str, ...]
+    friction_models: object  # robid.record.FrictionModels of the friction model selection, or None
 
     @property
     def base(self):
@@ -175,6 +179,7 @@ def run_identification(
         consistent=consistent,
         physical=physical,
         notes=tuple(notes),
+        friction_models=_friction_models(robot, sets, vsets, o),
     )
     fields = {f.name: getattr(work, f.name) for f in dataclasses.fields(Solution)}
     return Identification(**fields, record=identification_record(work))
@@ -198,6 +203,15 @@ def _closed_loop(robot: Robot, sets, start: EstimationResult, o: IdentificationO
     est, _account = closed_loop_estimate(robot, sets, o.method, start, settings, o.processing_for, o.coulomb)
     notes.append(f"{o.method} started from the WLS estimate")
     return est
+
+
+def _friction_models(robot: Robot, sets, vsets, o: IdentificationOptions):
+    """The friction model selection on the identification runs (validated on ``vsets``), or None."""
+    if not o.friction_models:
+        return None
+    from robid.identification.friction_selection import friction_models_record
+
+    return friction_models_record(robot, sets, vsets, o.friction_models, o.coulomb)
 
 
 def _errors_in_variables(robot: Robot, sets, W, tau, start: EstimationResult, o: IdentificationOptions):

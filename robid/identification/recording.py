@@ -46,6 +46,7 @@ def processing_settings(o) -> ProcessingSettings:
         static_deflection=o.static_deflection,
         motor_encoders_only=o.motor_encoders_only,
         references=tuple(reference_settings(r) for r in o.references),
+        friction_models=tuple(str(m) for m in o.friction_models),
     )
 
 
@@ -167,6 +168,7 @@ def identification_record(work) -> IdentificationRecord:
         notes=tuple(work.notes),
         physical_consistency=_physical(est, work.physical),
         consistent_estimate=_consistent(work.consistent),
+        friction_models=work.friction_models,
     )
 
 

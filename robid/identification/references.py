@@ -9,8 +9,8 @@ friction of Gaz et al. (RA-L 2019, eq. 3, Table I) that a published model may ca
 
     tau_f,J = phi1_J / (1 + exp(-phi2_J (qd_J + phi3_J))) - phi1_J / (1 + exp(-phi2_J phi3_J))
 
-(robid identifies linear friction, fv qd + fc sign(qd) + f0: the sigmoid is for scoring a published model, not
-estimated). Its torque is
+(the same function as a robot file's ``friction: {model: sigmoid}``, robid.model.robot_model.sigmoid_friction;
+robid.estimation.nonlinear_friction estimates it). Its torque is
 
     tau_ref(t) = F[ ID_ref(q, qd, qdd) + armature qdd + tau_f(qd) ](t)
 
@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.model.robot_model import sigmoid_friction  # Gaz et al. 2019 eq. 3, shared with robot files' friction
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,11 +51,6 @@ class ReferenceModel:
         if self.sigmoid is not None:
             tau = tau + sigmoid_friction(np.asarray(qd, dtype=float), *self.sigmoid)
         return tau
-
-
-def sigmoid_friction(qd: np.ndarray, phi1, phi2, phi3) -> np.ndarray:
-    """Gaz et al. 2019 eq. 3 (module docstring), zero at qd = 0; (N, dof)."""
-    return phi1 / (1.0 + np.exp(-phi2 * (qd + phi3))) - phi1 / (1.0 + np.exp(-phi2 * phi3))
 
 
 def load_reference(label: str, robot: str | Path, *, parameters: str | Path | dict | None = None,

@@ -14,6 +14,8 @@ from robid.model.robot_model import (
     DriveCoupling,
     Elasticity,
     Friction,
+    FrictionRipple,
+    FrictionSigmoid,
     Limits,
     Link,
 )
@@ -122,16 +124,100 @@ def check_drive_couplings(joints, where: str) -> None:
             raise RobidInputError(f"{field}: no joint named {coupling.joint!r} (joints: {', '.join(names)})")
 
 
+#: the fields of each friction model (``model`` and ``ripple`` belong to all); docs/model.md, "Joint friction"
+_FRICTION_FIELDS = {
+    "linear": ("viscous", "coulomb", "offset"),
+    "stribeck": ("viscous", "coulomb", "static", "stribeck_velocity", "offset"),
+    "sigmoid": ("viscous", "sigmoids", "offset"),
+}
+
+
 def parse_friction(fd: Any, where: str) -> Friction:
+    """``friction: {model, ...}`` of a joint: ``linear`` (default; viscous, coulomb, offset), ``stribeck`` (also
+    static, stribeck_velocity), ``sigmoid`` (viscous, sigmoids, offset), each with an optional ``ripple``
+    (:class:`robid.model.robot_model.Friction`)."""
     if not isinstance(fd, dict):
         raise RobidInputError(f"{where}: expected a mapping with viscous, coulomb, offset")
-    check_keys(fd, {"viscous", "coulomb", "offset"}, where)
-    fv = parse_quantity(fd.get("viscous", 0.0), f"{where}.viscous")
-    fc = parse_quantity(fd.get("coulomb", 0.0), f"{where}.coulomb")
-    for key, v in (("viscous", fv), ("coulomb", fc)):
-        if v < 0:
-            raise RobidInputError(f"{where}.{key}: must be >= 0, got {v}")
-    return Friction(viscous=fv, coulomb=fc, offset=parse_quantity(fd.get("offset", 0.0), f"{where}.offset"))
+    model = fd.get("model", "linear")
+    if model not in _FRICTION_FIELDS:
+        raise RobidInputError(f"{where}.model: unknown friction model {model!r} (expected linear, stribeck or sigmoid)")
+    every = {k for keys in _FRICTION_FIELDS.values() for k in keys}
+    allowed = set(_FRICTION_FIELDS[model]) | {"model", "ripple"}
+    for key in fd:
+        if key in every and key not in allowed:
+            models = [m for m, keys in _FRICTION_FIELDS.items() if key in keys]
+            raise RobidInputError(f"{where}.{key}: not a field of the {model} friction model (only of "
+                                  f"{', '.join(models)}; the {model} model has {', '.join(_FRICTION_FIELDS[model])})")
+    check_keys(fd, allowed, where)
+    values = {key: parse_quantity(fd.get(key, 0.0), f"{where}.{key}") for key in ("viscous", "coulomb", "offset")}
+    for key in ("viscous", "coulomb"):
+        if values[key] < 0:
+            raise RobidInputError(f"{where}.{key}: must be >= 0, got {values[key]}")
+    extra: dict[str, Any] = {}
+    if model == "stribeck":
+        for key in ("static", "stribeck_velocity"):
+            if key not in fd:
+                raise RobidInputError(f"{where}.{key}: required for the stribeck friction model")
+        extra["static"] = parse_quantity(fd["static"], f"{where}.static")
+        if extra["static"] < 0:
+            raise RobidInputError(f"{where}.static: must be >= 0, got {extra['static']}")
+        extra["stribeck_velocity"] = parse_quantity(fd["stribeck_velocity"], f"{where}.stribeck_velocity")
+        if extra["stribeck_velocity"] <= 0:
+            raise RobidInputError(f"{where}.stribeck_velocity: must be > 0 (rad/s or m/s), got "
+                                  f"{extra['stribeck_velocity']}")
+    elif model == "sigmoid":
+        extra["sigmoids"] = _parse_sigmoids(fd.get("sigmoids"), f"{where}.sigmoids")
+    if fd.get("ripple") is not None:
+        extra["ripple"] = _parse_ripple(fd["ripple"], f"{where}.ripple")
+    return Friction(model=model, **values, **extra)
+
+
+def _parse_sigmoids(sd: Any, where: str) -> tuple[FrictionSigmoid, ...]:
+    """``sigmoids: [{amplitude, slope, offset}, ...]`` (Gaz et al. 2019 eq. 3: phi1 N m, phi2 s/rad, phi3 rad/s)."""
+    if not isinstance(sd, list) or not sd:
+        raise RobidInputError(f"{where}: required for the sigmoid friction model: a list of one or more "
+                              "{amplitude, slope, offset}")
+    out = []
+    for k, item in enumerate(sd):
+        at = f"{where}[{k}]"
+        if not isinstance(item, dict):
+            raise RobidInputError(f"{at}: expected a mapping with amplitude, slope, offset")
+        check_keys(item, {"amplitude", "slope", "offset"}, at)
+        for key in ("amplitude", "slope"):
+            if key not in item:
+                raise RobidInputError(f"{at}.{key}: required")
+        amplitude = parse_quantity(item["amplitude"], f"{at}.amplitude")
+        slope = item["slope"]
+        if isinstance(slope, bool) or not isinstance(slope, int | float):
+            raise RobidInputError(f"{at}.slope: expected a number in s/rad (s/m), got {slope!r}")
+        slope = parse_quantity(slope, f"{at}.slope")
+        if amplitude < 0:
+            raise RobidInputError(f"{at}.amplitude: must be >= 0, got {amplitude}")
+        if slope <= 0:
+            raise RobidInputError(f"{at}.slope: must be > 0 (s/rad), got {slope}")
+        out.append(FrictionSigmoid(amplitude, slope, parse_quantity(item.get("offset", 0.0), f"{at}.offset")))
+    return tuple(out)
+
+
+def _parse_ripple(rd: Any, where: str) -> FrictionRipple:
+    """``ripple: {harmonics: [1, 2], cos: [...], sin: [...]}``, the Coulomb level's harmonics of the joint position
+    (N m; cos and sin default to zeros)."""
+    if not isinstance(rd, dict):
+        raise RobidInputError(f"{where}: expected a mapping with harmonics, cos, sin")
+    check_keys(rd, {"harmonics", "cos", "sin"}, where)
+    harmonics = rd.get("harmonics")
+    if (not isinstance(harmonics, list) or not harmonics
+            or not all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in harmonics)):
+        raise RobidInputError(f"{where}.harmonics: expected a list of positive integers, got {harmonics!r}")
+    if len(set(harmonics)) != len(harmonics):
+        raise RobidInputError(f"{where}.harmonics: each harmonic once, got {harmonics!r}")
+    coefficients = {}
+    for key in ("cos", "sin"):
+        value = rd.get(key, [0.0] * len(harmonics))
+        if not isinstance(value, list) or len(value) != len(harmonics):
+            raise RobidInputError(f"{where}.{key}: expected {len(harmonics)} numbers (N m), one per harmonic")
+        coefficients[key] = tuple(parse_quantity(v, f"{where}.{key}[{k}]") for k, v in enumerate(value))
+    return FrictionRipple(tuple(harmonics), coefficients["cos"], coefficients["sin"])
 
 
 def parse_elasticity(ed: Any, where: str) -> Elasticity:

@@ -111,13 +111,119 @@ class Drive:
         return self.rotor_inertia * self.gear_ratio**2
 
 
+#: the joint friction models of a robot file (docs/model.md, "Joint friction")
+FRICTION_MODELS = ("linear", "stribeck", "sigmoid")
+
+
+@dataclass(frozen=True)
+class FrictionSigmoid:
+    """One sigmoid of Gaz et al. 2019 (RA-L 4(4), eq. 3): ``amplitude`` phi1 (N m, N), ``slope`` phi2 (s/rad, s/m),
+    ``offset`` phi3 (rad/s, m/s); its torque is :func:`sigmoid_friction`, zero at qd = 0."""
+
+    amplitude: float
+    slope: float
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class FrictionRipple:
+    """Position-dependent Coulomb level: r(q) = sum_k cos_k cos(h_k q) + sin_k sin(h_k q) over the ``harmonics``
+    h_k of the joint position (N m, N), acting as r(q) sign(qd) (docs/model.md, "Joint friction")."""
+
+    harmonics: tuple[int, ...]
+    cos: tuple[float, ...]
+    sin: tuple[float, ...]
+
+    def level(self, q: np.ndarray) -> np.ndarray:
+        """r(q) at the positions ``q`` (any shape)."""
+        q = np.asarray(q, dtype=float)
+        out = np.zeros_like(q)
+        for h, a, b in zip(self.harmonics, self.cos, self.sin, strict=True):
+            out = out + a * np.cos(h * q) + b * np.sin(h * q)
+        return out
+
+
 @dataclass(frozen=True)
 class Friction:
-    """Nominal joint friction, drive side, joint units: tau_f = fv*qd + fc*sign(qd) + f0."""
+    """Joint friction, drive side, joint units (docs/model.md, "Joint friction"). With s = sign(qd):
+
+    * ``linear``:   tau_f = fv qd + fc s + f0;
+    * ``stribeck``: tau_f = fv qd + [fc + (fs - fc) exp(-(qd/vs)^2)] s + f0 (the Stribeck curve of
+      Armstrong-Helouvry, Dupont & Canudas de Wit 1994, Automatica 30(7), with exponent 2); ``static`` fs,
+      ``stribeck_velocity`` vs > 0;
+    * ``sigmoid``:  tau_f = fv qd + sum_i phi1_i [1/(1 + exp(-phi2_i (qd + phi3_i))) - 1/(1 + exp(-phi2_i phi3_i))]
+      + f0  (Gaz et al. 2019, eq. 3, one term per entry of ``sigmoids``; fv = 0 is their model), no fc;
+
+    plus, with ``ripple``, the position-dependent Coulomb level r(q) s (:class:`FrictionRipple`). ``viscous``
+    fv, ``coulomb`` fc, ``offset`` f0 keep their meaning in every model; :meth:`excess` is what a model adds to
+    the linear part fv qd + fc s + f0.
+    """
 
     viscous: float = 0.0
     coulomb: float = 0.0
     offset: float = 0.0
+    model: str = "linear"
+    static: float = 0.0
+    stribeck_velocity: float = 0.0
+    sigmoids: tuple[FrictionSigmoid, ...] = ()
+    ripple: FrictionRipple | None = None
+
+    @property
+    def is_linear(self) -> bool:
+        """True for fv qd + fc sign(qd) + f0 alone (no Stribeck, sigmoid or ripple term)."""
+        return self.model == "linear" and self.ripple is None
+
+    def torque(self, qd: np.ndarray, q: np.ndarray | None = None, sign: np.ndarray | None = None) -> np.ndarray:
+        """tau_f at the velocities ``qd`` (positions ``q`` for the ripple), with ``sign`` in place of sign(qd)
+        when given (the virtual robot's tanh(qd/eps), identification's expected sign)."""
+        qd = np.asarray(qd, dtype=float)
+        s = np.sign(qd) if sign is None else np.asarray(sign, dtype=float)
+        return self.viscous * qd + self.coulomb * s + self.offset + self.excess(qd, q, s)
+
+    def excess(self, qd: np.ndarray, q: np.ndarray | None = None, sign: np.ndarray | None = None) -> np.ndarray:
+        """The model's torque beyond fv qd + fc sign + f0 (zero for ``linear`` without ripple)."""
+        qd = np.asarray(qd, dtype=float)
+        s = np.sign(qd) if sign is None else np.asarray(sign, dtype=float)
+        out = np.zeros_like(qd)
+        if self.model == "stribeck":
+            out = out + (self.static - self.coulomb) * np.exp(-((qd / self.stribeck_velocity) ** 2)) * s
+        for sig in self.sigmoids:
+            out = out + sigmoid_friction(qd, sig.amplitude, sig.slope, sig.offset)
+        if self.ripple is not None:
+            if q is None:
+                raise ValueError("friction ripple: the joint positions are needed")
+            out = out + self.ripple.level(q) * s
+        return out
+
+    def excess_slope(self, qd: np.ndarray, q: np.ndarray | None = None, sign: np.ndarray | None = None,
+                     sign_slope: np.ndarray | None = None) -> np.ndarray:
+        """d(excess)/d(qd) at fixed q, with ``sign_slope`` = d(sign)/d(qd) (0 where not given)."""
+        qd = np.asarray(qd, dtype=float)
+        s = np.sign(qd) if sign is None else np.asarray(sign, dtype=float)
+        ds = np.zeros_like(qd) if sign_slope is None else np.asarray(sign_slope, dtype=float)
+        out = np.zeros_like(qd)
+        if self.model == "stribeck":
+            vs = self.stribeck_velocity
+            g = np.exp(-((qd / vs) ** 2))
+            out = out + (self.static - self.coulomb) * g * (ds - 2.0 * qd / vs**2 * s)
+        for sig in self.sigmoids:
+            x = 0.5 * sig.slope * (qd + sig.offset)
+            out = out + 0.25 * sig.amplitude * sig.slope / np.cosh(np.clip(x, -300.0, 300.0)) ** 2
+        if self.ripple is not None and q is not None:
+            out = out + self.ripple.level(q) * ds
+        return out
+
+
+def sigmoid_friction(qd, phi1, phi2, phi3) -> np.ndarray:
+    """Gaz et al. 2019 (RA-L 4(4)) eq. 3, zero at qd = 0 (broadcasts; (N, dof) with per-joint phi)::
+
+        tau_f = phi1 / (1 + exp(-phi2 (qd + phi3))) - phi1 / (1 + exp(-phi2 phi3))
+
+    evaluated as (phi1 / 2) [tanh(phi2 (qd + phi3) / 2) - tanh(phi2 phi3 / 2)], the same function without the
+    overflow of exp for large |phi2 qd|."""
+    qd = np.asarray(qd, dtype=float)
+    phi1, phi2, phi3 = (np.asarray(p, dtype=float) for p in (phi1, phi2, phi3))
+    return 0.5 * phi1 * (np.tanh(0.5 * phi2 * (qd + phi3)) - np.tanh(0.5 * phi2 * phi3))
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,13 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.record.codec import dumps, finite, from_plain, loads, to_plain
+from robid.record.friction_models import FrictionModels
 from robid.record.runs import RunRecord, TorqueFit
 
 #: 1.1: motor_joints (the elastic layout); 1.2: the runs' display.deflection_* (elastic) and
-#: processing.motor_encoders_only; 1.3: the runs' reference-model fits (references) and processing.references
-SCHEMA_VERSION = "1.3"
+#: processing.motor_encoders_only; 1.3: the runs' reference-model fits (references) and processing.references;
+#: 1.4: friction_models (nonlinear-friction model selection) and processing.friction_models
+SCHEMA_VERSION = "1.4"
 SCHEMA_MAJOR = 1
 
 
@@ -253,6 +255,8 @@ class ProcessingSettings:
     motor_encoders_only: bool = False
     #: reference models scored on every run (robid.identification.references; 1.3; left out when none)
     references: tuple[ReferenceSettings, ...] = field(default=(), metadata={"omit_empty": True})
+    #: candidate friction models compared per joint (1.4; left out when none)
+    friction_models: tuple[str, ...] = field(default=(), metadata={"omit_empty": True})
 
 
 # ---- the record ---------------------------------------------------------------------------------------------
@@ -285,6 +289,8 @@ class IdentificationRecord:
     notes: tuple[str, ...] = ()
     physical_consistency: PhysicalConsistency | None = field(default=None, metadata={"omit_none": True})
     consistent_estimate: ConsistentEstimateSummary | None = field(default=None, metadata={"omit_none": True})
+    #: nonlinear-friction model selection (robid.identification.friction_selection; 1.4; left out when not run)
+    friction_models: FrictionModels | None = field(default=None, metadata={"omit_none": True})
     reference_labels: tuple[str, ...] = ()
     data: tuple[RunRecord, ...]
     validation_data: tuple[RunRecord, ...] = ()

@@ -9,7 +9,9 @@ divided by the gear ratio; Ia = rotor_inertia * gear_ratio^2 the reflected rotor
 
 with the drive-side friction ``f(v) = fv v + fc tanh(v / eps) + f0`` (Coulomb smoothed for the integrator,
 ``eps`` = :attr:`IntegratorSettings.coulomb_epsilon`, 1e-4 rad/s by default; |tanh - sign| < 1e-3 for
-|v| > 3.8 eps), ``fl`` the link-side viscous friction of an elastic joint, ``tau_comp = -F(l) dl/dq`` the
+|v| > 3.8 eps; a joint with a Stribeck, sigmoid or ripple friction model adds that model's excess,
+robid.model.Friction.excess, with the same tanh(v / eps) for sign(v) and the drive position theta for the ripple),
+``fl`` the link-side viscous friction of an elastic joint, ``tau_comp = -F(l) dl/dq`` the
 balancer (robid.simulation.balancer_plant) acting on the link side of its joint. M, c, g are the rigid-body terms
 of the robot's own recursive Newton-Euler (robid.simulation.rnea). The rotors' gyroscopic coupling is neglected
 (Spong's simplification, the same one the identification model makes).
@@ -140,6 +142,8 @@ class JointData:
     kp: np.ndarray
     kd: np.ndarray
     gains_from_file: np.ndarray  # bool
+    #: each joint's friction law (robid.model.Friction); fv, fc, f0 above are its linear part
+    friction: tuple = ()
 
 
 def joint_data(model: RobotModel, dynamics: RigidBodyDynamics, q0: np.ndarray, ctrl: ControllerSettings) -> JointData:
@@ -178,12 +182,39 @@ def joint_data(model: RobotModel, dynamics: RigidBodyDynamics, q0: np.ndarray, c
         w = 2.0 * math.pi * ctrl.default_bandwidth_hz
         kp = np.where(from_file, kp, inertia * w**2)
         kd = np.where(from_file, kd, 2.0 * ctrl.default_damping_ratio * inertia * w)
-    return JointData(gear, ia, fv, fc, f0, k, d, fl, elastic, kp, kd, from_file)
+    laws = tuple(j.friction for j in model.joints)
+    return JointData(gear, ia, fv, fc, f0, k, d, fl, elastic, kp, kd, from_file, laws)
 
 
-def friction_torque(data: JointData, v: np.ndarray, eps: float, index=slice(None)) -> np.ndarray:
-    """fv v + fc tanh(v/eps) + f0 for the joints ``index``; v (..., len(index))."""
-    return data.fv[index] * v + data.fc[index] * np.tanh(v / eps) + data.f0[index]
+def friction_torque(data: JointData, v: np.ndarray, eps: float, index=slice(None), q: np.ndarray | None = None
+                    ) -> np.ndarray:
+    """The drive-side friction f(v) of the joints ``index`` at drive velocities v and positions q (..., len(index)):
+    fv v + fc tanh(v/eps) + f0, plus on a joint with a nonlinear model its excess (Stribeck, sigmoid, ripple;
+    robid.model.Friction.excess) with tanh(v/eps) for sign(v). ``q`` is needed only for a ripple."""
+    tau = data.fv[index] * v + data.fc[index] * np.tanh(v / eps) + data.f0[index]
+    for k, law in _nonlinear_friction(data, index):
+        vk = v[..., k]
+        tau[..., k] += law.excess(vk, None if q is None else q[..., k], np.tanh(vk / eps))
+    return tau
+
+
+def friction_slope(data: JointData, v: np.ndarray, eps: float, q: np.ndarray | None = None) -> np.ndarray:
+    """df/dv of :func:`friction_torque` for all joints at fixed q: fv + fc/eps sech^2(v/eps) (+ the nonlinear
+    models' slopes)."""
+    slope = data.fv + data.fc / eps / np.cosh(np.clip(v / eps, -300.0, 300.0)) ** 2
+    for k, law in _nonlinear_friction(data, slice(None)):
+        vk = v[..., k]
+        sign_slope = 1.0 / eps / np.cosh(np.clip(vk / eps, -300.0, 300.0)) ** 2
+        slope[..., k] += law.excess_slope(vk, None if q is None else q[..., k], np.tanh(vk / eps), sign_slope)
+    return slope
+
+
+def _nonlinear_friction(data: JointData, index) -> list:
+    """(position within ``index``, friction law) of the joints in ``index`` whose friction is not linear."""
+    if not data.friction or all(law.is_linear for law in data.friction):
+        return []
+    joints = np.arange(len(data.friction))[index]
+    return [(k, data.friction[j]) for k, j in enumerate(np.atleast_1d(joints)) if not data.friction[j].is_linear]
 
 
 class FeedForwardTable:
@@ -242,7 +273,7 @@ class FeedForwardTable:
             if self.damped.size:
                 self._damped_reference(reference, link_torque, steps, q, qd, qdd, theta, thetad, tau_ff)
             if ctrl.feedforward == "full":
-                tau_ff = tau_ff + friction_torque(data, thetad, eps)
+                tau_ff = tau_ff + friction_torque(data, thetad, eps, q=theta)
         table = _periodic_ends(np.hstack([q, qd, theta, thetad, tau_ff]))
         self._spline = CubicSpline(t, table, bc_type="periodic")
         self._breaks = self._spline.x
@@ -280,13 +311,13 @@ class FeedForwardTable:
         d0, d1, d2 = corrections
         n, j, d = self.dof, self.damped, self.data
         thetad_table = v[..., 3 * n + j]  # a copy (fancy indexing)
+        theta_table = v[..., 2 * n + j]
         v[..., 2 * n + j] -= d0
         v[..., 3 * n + j] -= d1
         v[..., 4 * n + j] -= d.reflected_inertia[j] * d2 + d.stiffness[j] * d0 + d.damping[j] * d1
         if self.friction_in_feedforward:
-            v[..., 4 * n + j] += friction_torque(d, v[..., 3 * n + j], self.eps, j) - friction_torque(
-                d, thetad_table, self.eps, j
-            )
+            now = friction_torque(d, v[..., 3 * n + j], self.eps, j, v[..., 2 * n + j])
+            v[..., 4 * n + j] += now - friction_torque(d, thetad_table, self.eps, j, theta_table)
         return v
 
     def phase_time(self, t):
@@ -415,7 +446,7 @@ class Plant:
         q, qd, theta, thetad = self.split(x)
         tau_m = self.motor_torque(t, q, qd, theta, thetad)
         mass, bias = self.dynamics.mass_matrix_and_bias(q, qd)
-        friction = d.fv * thetad + d.fc * np.tanh(thetad / self.integrator.coulomb_epsilon) + d.f0
+        friction = friction_torque(d, thetad, self.integrator.coulomb_epsilon, q=theta)
         spring = d.stiffness * (theta - q) + d.damping * (thetad - qd)
         force = np.where(d.elastic, spring - d.link_viscous * qd, tau_m - friction) - bias
         for i, tau_comp in self.compensator.torque_single(x.tolist()):
@@ -429,8 +460,9 @@ class Plant:
 
     def jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
         """Approximate d(rhs)/dx for the implicit methods: the stiff terms only -- PD gains, joint springs and
-        dampers, friction slopes fv + fc/eps sech^2(v/eps) -- through M(q)^-1; the configuration dependence of
-        M, c, g and the balancer is left out (it is slow compared with those). An inexact Jacobian only slows
+        dampers, friction slopes fv + fc/eps sech^2(v/eps) (+ the nonlinear models' d/dv, :func:`friction_slope`)
+        -- through M(q)^-1; the configuration dependence of M, c, g, the balancer and a friction ripple is left
+        out (it is slow compared with those). An inexact Jacobian only slows
         the Newton iterations of Radau/BDF/LSODA; the solution's accuracy is set by the residual and the
         tolerances."""
         d = self.data
@@ -442,7 +474,7 @@ class Plant:
         mass[r, r] += d.reflected_inertia[r]
         on = 1.0 if self.controller.enabled else 0.0
         dfq, dfqd = np.zeros(n), np.zeros(n)
-        slope = d.fv + d.fc / eps / np.cosh(np.clip(thetad / eps, -300.0, 300.0)) ** 2
+        slope = friction_slope(d, thetad, eps, theta)
         dfq[r] = -on * d.kp[r]
         dfqd[r] = -on * d.kd[r] - slope[r]
         dfq[e] = -d.stiffness[e]

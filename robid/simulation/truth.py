@@ -6,6 +6,10 @@ Written from the model file alone (no regressor involved):
   body frame J (:meth:`robid.model.Link.standard_parameters`);
 * ``Ia_J`` = rotor_inertia * gear_ratio^2 (joints with a drive);
 * ``fv_J fc_J f0_J``: drive-side friction (the plant uses fc * tanh(v / eps), eps in the settings);
+* joints with a nonlinear friction model (robid.model.Friction; the names of
+  robid.estimation.nonlinear_friction): ``fs_J vs_J`` (Stribeck: static level, Stribeck velocity),
+  ``fsa<k>_J fss<k>_J fso<k>_J`` (sigmoid k = 1, 2, ...: amplitude, slope, offset), ``frc<h>_J frs<h>_J``
+  (ripple: the cos and sin coefficients of harmonic h);
 * ``k_J d_J fl_J``: stiffness, damping and link-side viscous friction of an elastic joint;
 * ``comp_<field>_J``: every numeric field of a compensator (``comp_stiffness_J``, ``comp_free_length_J`` for a
   spring; ``comp_p0_J``, ``comp_area_J``, ``comp_l0_J``, ``comp_v0_J``, ``comp_n_J`` for a gas cylinder).
@@ -30,6 +34,8 @@ def true_parameters(model: RobotModel) -> dict[str, float]:
         for joint in model.joints:
             out[f"{prefix}_{joint.name}"] = float(getattr(joint.friction, attr))
     for joint in model.joints:
+        out.update(nonlinear_friction_parameters(joint.friction, joint.name))
+    for joint in model.joints:
         if joint.elasticity is not None:
             out[f"k_{joint.name}"] = float(joint.elasticity.stiffness)
             out[f"d_{joint.name}"] = float(joint.elasticity.damping)
@@ -41,6 +47,24 @@ def true_parameters(model: RobotModel) -> dict[str, float]:
                 value = getattr(comp, name)
                 if value is not None:
                     out[f"comp_{name}_{joint.name}"] = float(value)
+    return out
+
+
+def nonlinear_friction_parameters(friction, joint: str) -> dict[str, float]:
+    """The parameters of a joint's friction beyond fv, fc, f0 (module docstring), by name; empty for a linear one."""
+    out: dict[str, float] = {}
+    if friction.model == "stribeck":
+        out[f"fs_{joint}"] = float(friction.static)
+        out[f"vs_{joint}"] = float(friction.stribeck_velocity)
+    for k, sig in enumerate(friction.sigmoids, start=1):
+        out[f"fsa{k}_{joint}"] = float(sig.amplitude)
+        out[f"fss{k}_{joint}"] = float(sig.slope)
+        out[f"fso{k}_{joint}"] = float(sig.offset)
+    if friction.ripple is not None:
+        r = friction.ripple
+        for h, a, b in zip(r.harmonics, r.cos, r.sin, strict=True):
+            out[f"frc{h}_{joint}"] = float(a)
+            out[f"frs{h}_{joint}"] = float(b)
     return out
 
 

@@ -4,6 +4,7 @@ from robid.report.sections.data_quality import DataQualitySection
 from robid.report.sections.elastic import ElasticSection
 from robid.report.sections.excitation import ExcitationSection
 from robid.report.sections.friction import FrictionSection
+from robid.report.sections.friction_models import FrictionModelsSection
 from robid.report.sections.model import ModelSection
 from robid.report.sections.parameters import ParametersSection
 from robid.report.sections.references import ReferencesSection
@@ -22,6 +23,7 @@ def default_sections() -> list:
         TorqueSection(),
         ReferencesSection(),
         FrictionSection(),
+        FrictionModelsSection(),
         ElasticSection(),
     ]
 
@@ -30,6 +32,7 @@ __all__ = [
     "DataQualitySection",
     "ElasticSection",
     "ExcitationSection",
+    "FrictionModelsSection",
     "FrictionSection",
     "ModelSection",
     "ParametersSection",

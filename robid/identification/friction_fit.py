@@ -1,0 +1,112 @@
+"""Nonlinear joint friction on robid's data sets: the friction columns through each run's own filter, the fit and
+the per-joint model selection of robid.estimation.nonlinear_friction on the stacked identification runs.
+
+The new columns (Stribeck, sigmoid, ripple; docs/estimation.md "Nonlinear friction") are functions of the joint
+states, so they take the path of the Coulomb columns in robid.identification.datasets: evaluated on the whole
+record and filtered exactly like the torque (``ProcessedSignals.parallel_filter``, non-periodic runs) or on the
+processed grid through ``apply_filter`` (periodic runs), and zeroed on the rows the data selection left out. The
+friction velocity v and the sign s are the Coulomb columns' own (robid.identification.coulomb): with ``coulomb``
+``"noise"`` (default) v is the controller's measured velocity when the file has one, else the processed velocity,
+and s = erf(v / (sqrt 2 s_v)) with s_v that velocity's noise; ``"differentiated"`` the processed velocity
+always; ``"sign"`` s = sign(qd). It must be the rule the data sets were built with
+(``IdentificationOptions.coulomb``), or the fc_J column of W and the new columns disagree.
+
+    ident = run_identification(robot, files, options, validation_files=held_out)
+    result = fit_friction(robot, ident.datasets, {"J2": "stribeck"})
+    selection = select_friction(robot, ident.datasets, validation_sets=ident.validation_sets)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.estimation.nonlinear_friction import (
+    FRICTION_CANDIDATES,
+    FrictionProblem,
+    FrictionSelection,
+    FrictionSignals,
+    NonlinearFrictionResult,
+    fit_nonlinear_friction,
+    predict_friction,
+    select_friction_models,
+)
+from robid.identification.coulomb import COULOMB_MODELS, expected_sign
+from robid.identification.datasets import DataSet, row_correlation, stack
+from robid.robot import Robot
+
+__all__ = ["dataset_signals", "fit_friction", "friction_problem", "predict_dataset", "select_friction"]
+
+
+def dataset_signals(dataset: DataSet, coulomb: str = "noise") -> FrictionSignals:
+    """The :class:`FrictionSignals` of one data set (module docstring)."""
+    if coulomb not in COULOMB_MODELS:
+        raise RobidInputError(f"coulomb: expected one of {', '.join(COULOMB_MODELS)}, got {coulomb!r}")
+    if dataset.drive_rows is not None:
+        raise RobidInputError(f"{dataset.source}: nonlinear friction is for the rigid layout (one row per joint), "
+                              "not the elastic layout's motor rows")
+    p = dataset.processed
+    measured = coulomb == "noise" and p.qd_measured is not None
+    noise = p.qd_measured_std if measured else p.noise.qd_std_processed
+
+    def sign(v: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        if coulomb == "sign":
+            return np.sign(qd)
+        return np.column_stack([expected_sign(v[:, j], noise[j] if j < len(noise) else None)
+                                for j in range(v.shape[1])])
+
+    keep = np.asarray(p.keep, dtype=bool)
+    v_grid = p.qd_measured if measured else p.qd
+
+    def evaluate(g):
+        if p.parallel_filter is not None:
+            def on_record(q, qd, qdd, v):
+                v = v if measured else qd
+                return np.asarray(g(q, v, sign(v, qd)), dtype=float)
+
+            cols = p.parallel_filter(on_record)
+        else:
+            cols = p.apply_filter(np.asarray(g(p.q, v_grid, sign(v_grid, p.qd)), dtype=float))
+        return np.asarray(cols, dtype=float).reshape(p.q.shape[0], -1)
+
+    noise_std = np.array([np.nan if noise is None or j >= len(noise) or noise[j] is None else float(noise[j])
+                          for j in range(p.q.shape[1])])
+    return FrictionSignals(evaluate=evaluate, velocity=np.where(keep, np.asarray(v_grid, dtype=float), 0.0),
+                           noise=noise_std)
+
+
+def friction_problem(robot: Robot, datasets: Sequence[DataSet], coulomb: str = "noise") -> FrictionProblem:
+    """The stacked problem of ``datasets`` (robid.identification.datasets.stack, their row correlation) with the
+    friction signals of each, for robid.estimation.nonlinear_friction."""
+    sets = list(datasets)
+    if not sets:
+        raise RobidInputError("friction: at least one data set is needed")
+    W, tau = stack(sets)
+    signals = FrictionSignals.stacked([dataset_signals(d, coulomb) for d in sets])
+    return FrictionProblem(W, tau, tuple(robot.base_parameters().names), tuple(robot.joint_names), signals,
+                           row_correlation(sets))
+
+
+def fit_friction(robot: Robot, datasets: Sequence[DataSet], models: Mapping | Sequence | None, *,
+                 coulomb: str = "noise", **options) -> NonlinearFrictionResult:
+    """:func:`robid.estimation.nonlinear_friction.fit_nonlinear_friction` on the stacked ``datasets``; ``models``
+    maps joint names to a model name or FrictionRequest (the others linear); ``options`` are passed on."""
+    return fit_nonlinear_friction(friction_problem(robot, datasets, coulomb), models, **options)
+
+
+def select_friction(robot: Robot, datasets: Sequence[DataSet], *, validation_sets: Sequence[DataSet] = (),
+                    candidates=FRICTION_CANDIDATES, coulomb: str = "noise", **options) -> FrictionSelection:
+    """Per-joint model selection (:func:`robid.estimation.nonlinear_friction.select_friction_models`) on the
+    identification ``datasets``, by the held-out error on ``validation_sets`` (each its own problem) when given,
+    else by BIC."""
+    validation = [friction_problem(robot, [d], coulomb) for d in validation_sets]
+    return select_friction_models(friction_problem(robot, datasets, coulomb), validation=validation,
+                                  candidates=candidates, **options)
+
+
+def predict_dataset(robot: Robot, result: NonlinearFrictionResult, dataset: DataSet,
+                    coulomb: str = "noise") -> np.ndarray:
+    """(N, dof) torque the fit predicts on one data set's rows (0 on the rows its data selection left out)."""
+    return predict_friction(result, friction_problem(robot, [dataset], coulomb))

@@ -1,0 +1,89 @@
+"""Friction model selection inside identification (issue 16): ``IdentificationOptions.friction_models`` /
+``robid identify --friction-models``: the record's ``friction_models`` section (schema 1.4), its JSON round trip,
+the report section, and the choice on the virtual robot with Stribeck friction on two of three joints."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+import robid
+from robid.excitation.fourier import FourierTrajectory
+from robid.identification.identify import IdentificationOptions, run_identification
+from robid.io.result_file import read_result, write_result
+from robid.signals import ProcessingOptions
+from robid.simulation import SensorSettings, simulate
+from tests.test_closed_loop_estimators import _arm, _trajectory
+
+STRIBECK = {1: (2.5, 3.0, 4.5, 0.15), 2: (3.5, 4.0, 6.0, 0.15)}  # joint: fv, fc, fs, vs
+
+
+@pytest.fixture(scope="module")
+def stribeck_runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("stribeck")
+    path = _arm(tmp)
+    doc = yaml.safe_load(path.read_text())
+    for k, (fv, fc, fs, vs) in STRIBECK.items():
+        doc["joints"][k]["friction"] = {"model": "stribeck", "viscous": fv, "coulomb": fc, "static": fs,
+                                        "stribeck_velocity": vs, "offset": 0.0}
+    path.write_text(yaml.safe_dump(doc))
+    rng = np.random.default_rng(9)
+    other = FourierTrajectory(4.0, np.array([0.0, -0.1, 0.3]), rng.normal(scale=0.3, size=(3, 4)),
+                              rng.normal(scale=0.3, size=(3, 4)), None)
+    files = {}
+    for name, traj in (("ident", _trajectory()), ("valid", other)):
+        run = simulate(path, traj, periods=4, seed=3,
+                       sensors=SensorSettings(q_noise=1e-5, tau_noise=0.05, encoder_counts=None))
+        files[name] = tmp / f"{name}.csv"
+        run.write_csv(files[name])
+    return path, files
+
+
+def test_selection_picks_stribeck_where_it_was_simulated_and_the_record_carries_it(stribeck_runs, tmp_path):
+    """Validation-run selection: linear on K1, Stribeck on K2 and K3; fs, vs, fc, fv within 5 % of the truth; the
+    section survives the JSON round trip and renders in the report with its table and figure."""
+    path, files = stribeck_runs
+    robot = robid.load_robot(path)
+    options = IdentificationOptions(processing=ProcessingOptions(min_speed=0.02),
+                                    friction_models=("linear", "stribeck", "sigmoid"))
+    result = run_identification(robot, [files["ident"]], options, validation_files=[files["valid"]])
+    fm = result.record.friction_models
+    assert fm.criterion == "validation"
+    assert fm.chosen == ("linear", "stribeck", "stribeck")
+    values = {p.name: p.value for p in fm.parameters}
+    for k, truth in STRIBECK.items():
+        joint = robot.joint_names[k]
+        for name, t in zip(("fv", "fc", "fs", "vs"), truth, strict=True):
+            assert values[f"{name}_{joint}"] == pytest.approx(t, rel=0.05), f"{name}_{joint}"
+    chosen_rows = [c for c in fm.candidates if c.chosen]
+    assert [c.joint for c in chosen_rows] == list(robot.joint_names)
+    write_result(tmp_path / "result.json", result.record)
+    again = read_result(tmp_path / "result.json")
+    assert again.schema == "1.4" and again.friction_models == fm
+    assert again.processing.friction_models == ("linear", "stribeck", "sigmoid")
+    from robid.report import write_report
+
+    html = write_report(tmp_path / "report.html", again, robot).read_text()
+    assert 'id="friction-models"' in html and "friction models, joints K1, K2, K3" in html
+
+
+def test_without_friction_models_the_record_has_no_section(stribeck_runs, tmp_path):
+    path, files = stribeck_runs
+    record = run_identification(robid.load_robot(path), [files["ident"]]).record
+    assert record.friction_models is None
+    write_result(tmp_path / "r.json", record)
+    assert '"friction_models"' not in (tmp_path / "r.json").read_text()
+
+
+def test_the_command_line_checks_the_friction_models(stribeck_runs, tmp_path, capsys):
+    from robid.cli import main
+
+    path, files = stribeck_runs
+    code = main(["identify", str(path), str(files["ident"]), "--out", str(tmp_path / "r.json"),
+                 "--friction-models", "linear,coulomb"])
+    assert code == 2 and "--friction-models" in capsys.readouterr().err
+    code = main(["identify", str(path), str(files["ident"]), "--out", str(tmp_path / "r.json"),
+                 "--friction-models", "linear,stribeck", "--min-speed", "0.02"])
+    assert code == 0
+    assert read_result(tmp_path / "r.json").friction_models.criterion == "bic"
