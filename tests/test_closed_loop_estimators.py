@@ -147,3 +147,43 @@ def test_the_closed_loop_estimators_say_what_they_need(tmp_path):
                  "--trajectory", str(tmp_path / "traj.json"), "--min-speed", "0.1"])
     assert code == 0
     assert '"method": "idim-iv"' in (tmp_path / "r.json").read_text()
+
+
+def test_estimators_compared_on_a_validation_run(tmp_path):
+    """``compare_methods``: WLS, IDIM-IV, DIDIM and the errors-in-variables estimate on the same run, each scored
+    per joint on a held-out run; the lowest mean NRMSE is marked, the record keeps its own method's values, the
+    table survives the JSON round trip and renders; a method that cannot run (eiv on a non-periodic run) is listed
+    with its reason."""
+    from robid.io.result_file import read_result, write_result
+    from robid.report import write_report
+
+    path, traj = _arm(tmp_path), _trajectory()
+    rng = np.random.default_rng(4)
+    other = FourierTrajectory(4.0, np.array([0.1, -0.2, 0.4]), rng.normal(scale=0.3, size=(3, 4)),
+                              rng.normal(scale=0.3, size=(3, 4)), None)
+    files = []
+    for name, t in (("ident", traj), ("valid", other)):
+        run = simulate(path, t, periods=3, seed=5, controller=ControllerSettings(feedforward="full"),
+                       sensors=SensorSettings(q_noise=2e-4, tau_noise=0.05, encoder_counts=None))
+        run.write_csv(tmp_path / f"{name}.csv")
+        files.append(tmp_path / f"{name}.csv")
+    options = IdentificationOptions(
+        method="wls", processing=ProcessingOptions(mode="nonperiodic", cutoff_hz=20.0, min_speed=0.1),
+        compare_methods=("idim-iv", "didim", "eiv"),
+        closed_loop=ClosedLoopOptions(file_trajectory={str(files[0]): traj}, feedforward="full"))
+    record = run_identification(robid.load_robot(path), [files[0]], options, validation_files=[files[1]]).record
+    comparison = record.estimator_comparison
+    assert comparison.criterion == "validation"
+    assert [s.method for s in comparison.scores] == ["wls", "idim-iv", "didim", "eiv"]
+    scored = [s for s in comparison.scores if s.error is None]
+    assert len(scored) == 3 and "periodic path" in comparison.scores[3].error
+    best = min(scored, key=lambda s: s.mean_nrmse_percent)
+    assert comparison.chosen == best.method and best.chosen
+    assert all(0 < s.mean_nrmse_percent < 20 for s in scored)
+    assert record.method == "wls"
+    write_result(tmp_path / "r.json", record)
+    again = read_result(tmp_path / "r.json")
+    assert again.estimator_comparison == comparison
+    html = write_report(tmp_path / "report.html", again, robid.load_robot(path)).read_text()
+    assert 'id="estimators"' in html and "not computed" in html
+    print({s.method: s.mean_nrmse_percent for s in scored})

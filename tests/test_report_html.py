@@ -326,9 +326,9 @@ def test_report_renders_in_headless_chromium_without_console_errors(case, tmp_pa
 
 def rigid_sections() -> list[str]:
     """The sections of a rigid record's report without reference models: all but the elastic one (elastic-layout
-    records only), the comparison with reference models (records that name references) and the friction models
-    (records that compared friction models)."""
-    from robid.report.sections import ElasticSection, FrictionModelsSection, ReferencesSection
+    records only), the comparison with reference models (records that name references), the friction models and
+    the estimators compared (records that compared them)."""
+    from robid.report.sections import ElasticSection, EstimatorsSection, FrictionModelsSection, ReferencesSection
 
-    optional = ElasticSection | ReferencesSection | FrictionModelsSection
+    optional = ElasticSection | ReferencesSection | FrictionModelsSection | EstimatorsSection
     return [s.title for s in default_sections() if not isinstance(s, optional)]

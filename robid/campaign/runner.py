@@ -193,6 +193,7 @@ class _Campaign:
             spec.method,
             spec.feedforward,
             spec.friction_models,
+            spec.compare_methods,
             spec.processing,
             [(n, _file_hash_later(meas_paths[n])) for n in used],
             [(n, _file_hash_later(traj_paths[t]) if t else None) for n, t in zip(used, trajectories, strict=True)],
@@ -337,6 +338,7 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
         policy=from_plain(ScreeningPolicy, spec.screening, f"{spec.source}: screening"),
         closed_loop=_closed_loop(spec, meas_paths, traj_paths),
         friction_models=spec.friction_models,
+        compare_methods=spec.compare_methods,
     )
     record = identify(robot, [meas_paths[n] for n in spec.identify], options,
                       validation_files=[meas_paths[n] for n in spec.validate])
@@ -351,7 +353,7 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
 
 def _closed_loop(spec: CampaignSpec, meas_paths, traj_paths):
     """Methods idim-iv and didim: each identification run's trajectory and the feed-forward; else None."""
-    if spec.method not in ("idim-iv", "didim"):
+    if not {spec.method, *spec.compare_methods} & {"idim-iv", "didim"}:
         return None
     from robid.identification.closed_loop_estimation import ClosedLoopOptions
 

@@ -24,7 +24,8 @@ identification: {measurements: [ident], validation: [valid], method: wls}   # op
                                     # methods idim-iv, didim simulate the closed loop along each measurement's
                                     # trajectory: optional feedforward: rigid|full|none (default rigid, the virtual
                                     # robot's); friction_models: [linear, stribeck, sigmoid] compares friction
-                                    # models per joint (docs/estimation.md "Nonlinear friction")
+                                    # models per joint (docs/estimation.md "Nonlinear friction"); compare_methods:
+                                    # [wls, didim] scores other estimators on the validation runs
 references:                         # optional: published or nominal models scored on the same samples
   published: {robot: published.yaml, parameters: values.yaml, armature: [0, 0], label: "Author 2020"}
 report: {title: "KR demo"}          # optional; omit or false for no report
@@ -114,6 +115,8 @@ class CampaignSpec:
     feedforward: str = "rigid"
     #: candidate friction models compared per joint (robid.identification.friction_selection)
     friction_models: tuple[str, ...] = ()
+    #: other methods estimated on the same runs and scored on the validation runs
+    compare_methods: tuple[str, ...] = ()
     raw: dict = field(default_factory=dict, compare=False)
 
 
@@ -147,8 +150,12 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     ident = data.get("identification") or {}
     if not isinstance(ident, dict):
         raise RobidInputError(f"{w}: identification: expected a mapping")
-    _keys(ident, {"measurements", "validation", "method", "terms", "feedforward", "friction_models"},
-          f"{w}: identification")
+    _keys(ident, {"measurements", "validation", "method", "terms", "feedforward", "friction_models",
+                  "compare_methods"}, f"{w}: identification")
+    compare = _term_list(ident.get("compare_methods"), f"{w}: identification.compare_methods") or []
+    for m in compare:
+        if m not in _METHODS:
+            raise RobidInputError(f"{w}: identification.compare_methods: {m!r} is not one of {', '.join(_METHODS)}")
     friction_models = _term_list(ident.get("friction_models"), f"{w}: identification.friction_models")
     if friction_models:
         from robid.estimation.nonlinear_friction import FRICTION_CANDIDATES
@@ -173,7 +180,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     if feedforward not in _FEEDFORWARD:
         raise RobidInputError(f"{w}: identification.feedforward: expected one of {', '.join(_FEEDFORWARD)}, "
                               f"got {feedforward!r}")
-    if method in ("idim-iv", "didim"):
+    if {method, *compare} & {"idim-iv", "didim"}:
         missing = [m.name for m in measurements if m.name in use and m.trajectory is None]
         if missing:
             raise RobidInputError(f"{w}: identification.method: {method} simulates the closed loop along the "
@@ -206,6 +213,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
         screening=_screening(data.get("screening") or {}, w),
         feedforward=feedforward,
         friction_models=tuple(friction_models) if friction_models else (),
+        compare_methods=tuple(compare),
         raw=data,
     )
 

@@ -32,6 +32,9 @@ def register(sub) -> None:
                    "model on the reference: rigid (bodies, rotors, balancer; no friction), full (with the nominal "
                    "friction) or none (default rigid, as robid's virtual robot)")
     p.add_argument("--validate", nargs="+", default=[], metavar="MEAS", help="validation runs (not used to fit)")
+    p.add_argument("--compare-methods", metavar="M1,M2,...",
+                   help="also estimate with these methods (e.g. wls,didim) and score each per joint on the --validate "
+                   "runs (the lowest mean NRMSE is marked; RESULT.json keeps --method's values)")
     p.add_argument("--friction-models", metavar="M1,M2,...",
                    help="compare friction models per joint after the fit, e.g. linear,stribeck,sigmoid (chosen by "
                    "the --validate runs' error, else BIC; the record's parameters stay the linear model's; "
@@ -77,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         motor_encoders_only=args.motor_encoders_only,
         closed_loop=closed_loop_options(args),
         friction_models=friction_candidates(args.friction_models),
+        compare_methods=tuple(m.strip() for m in args.compare_methods.split(",") if m.strip())
+        if args.compare_methods else (),
     )
     record = identify(robot, args.measurements, options, validation_files=args.validate)
     write_result(args.out, record)
@@ -100,12 +105,13 @@ def friction_candidates(text: str | None) -> tuple[str, ...]:
 
 def closed_loop_options(args: argparse.Namespace):
     """The closed-loop estimators' settings (robid.identification.closed_loop_estimation), or None."""
-    if args.method not in ("idim-iv", "didim"):
+    closed = {"idim-iv", "didim"}
+    if args.method not in closed and not closed & set((args.compare_methods or "").split(",")):
         return None
     from robid.identification.closed_loop_estimation import ClosedLoopOptions
 
     if not args.trajectory:
-        raise RobidInputError(f"--method {args.method}: give --trajectory TRAJ.json, the excitation the robot ran "
+        raise RobidInputError("--method idim-iv, didim: give --trajectory TRAJ.json, the excitation the robot ran "
                               "(the closed loop is simulated along it)")
     return ClosedLoopOptions(trajectory=args.trajectory, feedforward=args.feedforward)
 

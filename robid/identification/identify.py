@@ -79,6 +79,9 @@ class IdentificationOptions:
     #: reference models (published or nominal parameter sets) scored on every run next to robid's fit
     #: (robid.identification.references)
     references: tuple = ()
+    #: other methods estimated on the same runs and scored on the validation runs
+    #: (robid.identification.estimator_comparison); empty: none
+    compare_methods: tuple = ()
     #: candidate friction models compared per joint after the linear fit, e.g. ("linear", "stribeck", "sigmoid")
     #: (robid.identification.friction_selection); empty: none
     friction_models: tuple = ()
@@ -110,6 +113,7 @@ class Solution:
     physical: BaseConsistencyReport | None
     notes: tuple[str, ...]
     friction_models: object  # robid.record.FrictionModels of the friction model selection, or None
+    estimator_comparison: object  # robid.record.EstimatorComparison of IdentificationOptions.compare_methods, or None
 
     @property
     def base(self):
@@ -133,8 +137,9 @@ def run_identification(
     from robid.identification.recording import identification_record
 
     o = options or IdentificationOptions()
-    if o.method not in METHODS:
-        raise RobidInputError(f"--method: expected one of {', '.join(METHODS)}, got {o.method!r}")
+    for method in (o.method, *o.compare_methods):
+        if method not in METHODS:
+            raise RobidInputError(f"--method: expected one of {', '.join(METHODS)}, got {method!r}")
     if not files:
         raise RobidInputError("identify: at least one measurement file is needed")
     base = robot.base_parameters()
@@ -144,11 +149,7 @@ def run_identification(
     else:
         sets = tuple(_load(robot, f, o) for f in files)
         W, tau = stack(list(sets))
-        est = _estimate(W, tau, base.names, o.method, row_correlation(list(sets)), notes)
-        if o.method in CLOSED_LOOP_METHODS:
-            est = _closed_loop(robot, sets, est, o, notes)
-        elif o.method == "eiv":
-            est = _errors_in_variables(robot, sets, W, tau, est, o)
+        est = _method_estimate(robot, sets, W, tau, o.method, o, notes)
     if len(sets) > 1:
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({W.shape[0]} samples)")
     nominal_base = base.values(robot.parameters)
@@ -180,6 +181,7 @@ def run_identification(
         physical=physical,
         notes=tuple(notes),
         friction_models=_friction_models(robot, sets, vsets, o),
+        estimator_comparison=_estimator_comparison(robot, sets, vsets, o, (o.method, values)),
     )
     fields = {f.name: getattr(work, f.name) for f in dataclasses.fields(Solution)}
     return Identification(**fields, record=identification_record(work))
@@ -203,6 +205,35 @@ def _closed_loop(robot: Robot, sets, start: EstimationResult, o: IdentificationO
     est, _account = closed_loop_estimate(robot, sets, o.method, start, settings, o.processing_for, o.coulomb)
     notes.append(f"{o.method} started from the WLS estimate")
     return est
+
+
+def _method_estimate(robot: Robot, sets, W, tau, method: str, o: IdentificationOptions, notes: list[str]):
+    """The unconstrained estimate of ``method`` (WLS first for consistent, eiv and the closed-loop methods)."""
+    est = _estimate(W, tau, robot.base_parameters().names, method, row_correlation(list(sets)), notes)
+    if method in CLOSED_LOOP_METHODS:
+        return _closed_loop(robot, sets, est, dataclasses.replace(o, method=method), notes)
+    if method == "eiv":
+        return _errors_in_variables(robot, sets, W, tau, est, o)
+    return est
+
+
+def _estimator_comparison(robot: Robot, sets, vsets, o: IdentificationOptions, reported):
+    """The methods of ``o.compare_methods`` on the same runs, scored on the validation runs (None without)."""
+    if not o.compare_methods:
+        return None
+    from robid.identification.estimator_comparison import compare_estimators
+
+    W, tau = stack(list(sets))
+
+    def values_of(method: str):
+        if method == reported[0]:
+            return reported[1]
+        other = dataclasses.replace(o, method=method)
+        est = _method_estimate(robot, sets, W, tau, method, other, [])
+        return _reported_values(robot, est, other, [])[1]
+
+    methods = tuple(dict.fromkeys((o.method, *o.compare_methods)))
+    return compare_estimators(robot.joint_names, methods, values_of, sets, vsets)
 
 
 def _friction_models(robot: Robot, sets, vsets, o: IdentificationOptions):

@@ -47,6 +47,7 @@ def processing_settings(o) -> ProcessingSettings:
         motor_encoders_only=o.motor_encoders_only,
         references=tuple(reference_settings(r) for r in o.references),
         friction_models=tuple(str(m) for m in o.friction_models),
+        compare_methods=tuple(str(m) for m in o.compare_methods),
     )
 
 
@@ -169,6 +170,7 @@ def identification_record(work) -> IdentificationRecord:
         physical_consistency=_physical(est, work.physical),
         consistent_estimate=_consistent(work.consistent),
         friction_models=work.friction_models,
+        estimator_comparison=work.estimator_comparison,
     )
 
 

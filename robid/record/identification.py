@@ -30,12 +30,14 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.record.codec import dumps, finite, from_plain, loads, to_plain
+from robid.record.estimator_comparison import EstimatorComparison
 from robid.record.friction_models import FrictionModels
 from robid.record.runs import RunRecord, TorqueFit
 
 #: 1.1: motor_joints (the elastic layout); 1.2: the runs' display.deflection_* (elastic) and
 #: processing.motor_encoders_only; 1.3: the runs' reference-model fits (references) and processing.references;
-#: 1.4: friction_models (nonlinear-friction model selection) and processing.friction_models
+#: 1.4: friction_models (nonlinear-friction model selection), estimator_comparison, processing.friction_models and
+#: processing.compare_methods
 SCHEMA_VERSION = "1.4"
 SCHEMA_MAJOR = 1
 
@@ -257,6 +259,8 @@ class ProcessingSettings:
     references: tuple[ReferenceSettings, ...] = field(default=(), metadata={"omit_empty": True})
     #: candidate friction models compared per joint (1.4; left out when none)
     friction_models: tuple[str, ...] = field(default=(), metadata={"omit_empty": True})
+    #: other estimators compared on the validation runs (1.4; left out when none)
+    compare_methods: tuple[str, ...] = field(default=(), metadata={"omit_empty": True})
 
 
 # ---- the record ---------------------------------------------------------------------------------------------
@@ -291,6 +295,8 @@ class IdentificationRecord:
     consistent_estimate: ConsistentEstimateSummary | None = field(default=None, metadata={"omit_none": True})
     #: nonlinear-friction model selection (robid.identification.friction_selection; 1.4; left out when not run)
     friction_models: FrictionModels | None = field(default=None, metadata={"omit_none": True})
+    #: several estimators scored on the validation runs (robid.identification.estimator_comparison; 1.4)
+    estimator_comparison: EstimatorComparison | None = field(default=None, metadata={"omit_none": True})
     reference_labels: tuple[str, ...] = ()
     data: tuple[RunRecord, ...]
     validation_data: tuple[RunRecord, ...] = ()

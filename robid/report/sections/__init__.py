@@ -2,6 +2,7 @@
 
 from robid.report.sections.data_quality import DataQualitySection
 from robid.report.sections.elastic import ElasticSection
+from robid.report.sections.estimators import EstimatorsSection
 from robid.report.sections.excitation import ExcitationSection
 from robid.report.sections.friction import FrictionSection
 from robid.report.sections.friction_models import FrictionModelsSection
@@ -22,6 +23,7 @@ def default_sections() -> list:
         ParametersSection(),
         TorqueSection(),
         ReferencesSection(),
+        EstimatorsSection(),
         FrictionSection(),
         FrictionModelsSection(),
         ElasticSection(),
@@ -31,6 +33,7 @@ def default_sections() -> list:
 __all__ = [
     "DataQualitySection",
     "ElasticSection",
+    "EstimatorsSection",
     "ExcitationSection",
     "FrictionModelsSection",
     "FrictionSection",
