@@ -38,7 +38,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from robid import __version__
+
     parser = _Parser(prog="robid", description="Dynamic model identification of industrial robots.")
+    parser.add_argument("--version", action="version", version=f"robid {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         try:

@@ -69,9 +69,13 @@ def add_processing_arguments(p) -> None:
     g.add_argument("--decimate", type=int, default=1, metavar="R", help="keep every R-th sample (non-periodic)")
     g.add_argument("--keep-all-periods", action="store_true", help="do not leave out transient periods")
     s = p.add_argument_group("data selection")
-    s.add_argument("--min-speed", type=float, metavar="V", help="mark rows with |qd| < V unused (per joint)")
+    s.add_argument("--min-speed", type=float, metavar="V",
+                   help="mark (sample, joint) rows with |qd| < V unused, in rad/s (m/s for prismatic joints): the "
+                   "Coulomb term is ill-defined near velocity reversals (robid identify: default 0.05; robid "
+                   "process: none)")
     s.add_argument("--drop-standstill", action="store_true", help="mark standstill segments unused")
-    s.add_argument("--standstill-speed", type=float, default=0.01, metavar="V", help="default 0.01 rad/s")
+    s.add_argument("--standstill-speed", type=float, default=0.01, metavar="V",
+                   help="speed below which every joint counts as standing still, rad/s or m/s (default 0.01)")
     add_screening_arguments(p, "screening (row checks while reading)")
 
 
