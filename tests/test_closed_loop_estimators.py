@@ -187,3 +187,36 @@ def test_estimators_compared_on_a_validation_run(tmp_path):
     html = write_report(tmp_path / "report.html", again, robid.load_robot(path)).read_text()
     assert 'id="estimators"' in html and "not computed" in html
     print({s.method: s.mean_nrmse_percent for s in scored})
+
+
+def test_a_trajectory_the_run_did_not_follow_is_refused(tmp_path):
+    """Another period: refused before any simulation; same period, other motion: refused after the first simulation
+    (rms difference above 10 % of the motion), with what to check -- not minutes of integration. A compared
+    closed-loop method without a trajectory is listed with its reason; an unknown compared method and friction
+    selection on a model without friction terms are refused naming the option."""
+    from robid.cli import main
+
+    path, traj = _arm(tmp_path), _trajectory()
+    run = simulate(path, traj, periods=3, seed=0, sensors=SensorSettings(encoder_counts=None))
+    run.write_csv(tmp_path / "run.csv")
+    robot = robid.load_robot(path)
+    rng = np.random.default_rng(11)
+    a, b = rng.normal(scale=0.3, size=(2, 3, 5))
+    shorter = FourierTrajectory(4.0, traj.center, a, b)
+    other = FourierTrajectory(5.0, traj.center, a, b)
+    periodic = ProcessingOptions(period=5.0, min_speed=0.1)
+    with pytest.raises(RobidInputError, match="trajectory's period is 4 s"):
+        run_identification(robot, [tmp_path / "run.csv"], IdentificationOptions(
+            method="didim", processing=periodic, closed_loop=ClosedLoopOptions(trajectory=shorter)))
+    with pytest.raises(RobidInputError, match="does not follow the measured motion"):
+        run_identification(robot, [tmp_path / "run.csv"], IdentificationOptions(
+            method="didim", processing=periodic, closed_loop=ClosedLoopOptions(trajectory=other)))
+    record = run_identification(robot, [tmp_path / "run.csv"], IdentificationOptions(
+        processing=periodic, compare_methods=("didim",)), validation_files=[tmp_path / "run.csv"]).record
+    didim = record.estimator_comparison.scores[1]
+    assert didim.method == "didim" and "give its excitation trajectory" in didim.error
+    out = str(tmp_path / "r.json")
+    assert main(["identify", str(path), str(tmp_path / "run.csv"), "--out", out, "--compare-methods", "wls,foo"]) == 2
+    assert main(["identify", str(path), str(tmp_path / "run.csv"), "--out", out, "--compare-methods", ""]) == 2
+    assert main(["identify", str(path), str(tmp_path / "run.csv"), "--out", out, "--terms", "rigid,rotor",
+                 "--friction-models", "linear,stribeck"]) == 2

@@ -152,11 +152,12 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
         raise RobidInputError(f"{w}: identification: expected a mapping")
     _keys(ident, {"measurements", "validation", "method", "terms", "feedforward", "friction_models",
                   "compare_methods"}, f"{w}: identification")
-    compare = _term_list(ident.get("compare_methods"), f"{w}: identification.compare_methods") or []
+    compare = _term_list(ident.get("compare_methods"), f"{w}: identification.compare_methods", "method names") or []
     for m in compare:
         if m not in _METHODS:
             raise RobidInputError(f"{w}: identification.compare_methods: {m!r} is not one of {', '.join(_METHODS)}")
-    friction_models = _term_list(ident.get("friction_models"), f"{w}: identification.friction_models")
+    friction_models = _term_list(ident.get("friction_models"), f"{w}: identification.friction_models",
+                                 "friction model names")
     if friction_models:
         from robid.estimation.nonlinear_friction import FRICTION_CANDIDATES
 
@@ -334,10 +335,10 @@ def _references(data: Any, path: Path) -> tuple[ReferenceSource, ...]:
     return tuple(out)
 
 
-def _term_list(value: Any, where: str) -> list[str] | None:
-    """A ``terms`` field: None, or a list of term names (checked against the model when it is loaded)."""
+def _term_list(value: Any, where: str, what: str = "term names") -> list[str] | None:
+    """A list-of-names field (``terms``, methods, models): None, or a list of strings (checked where used)."""
     if value is not None and (not isinstance(value, list) or not all(isinstance(t, str) for t in value)):
-        raise RobidInputError(f"{where}: expected a list of term names")
+        raise RobidInputError(f"{where}: expected a list of {what}, e.g. [a, b]")
     return value
 
 

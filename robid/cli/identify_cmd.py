@@ -80,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
         motor_encoders_only=args.motor_encoders_only,
         closed_loop=closed_loop_options(args),
         friction_models=friction_candidates(args.friction_models),
-        compare_methods=tuple(m.strip() for m in args.compare_methods.split(",") if m.strip())
-        if args.compare_methods else (),
+        compare_methods=compare_methods(args.compare_methods),
     )
     record = identify(robot, args.measurements, options, validation_files=args.validate)
     write_result(args.out, record)
@@ -91,25 +90,41 @@ def run(args: argparse.Namespace) -> int:
 
 def friction_candidates(text: str | None) -> tuple[str, ...]:
     """The --friction-models list, each name checked (robid.estimation.nonlinear_friction.FRICTION_CANDIDATES)."""
-    if not text:
+    if text is None:
         return ()
     from robid.estimation.nonlinear_friction import FRICTION_CANDIDATES
 
     names = tuple(t.strip() for t in text.split(",") if t.strip())
     unknown = [n for n in names if n not in FRICTION_CANDIDATES]
-    if unknown or len(names) < 2:
-        raise RobidInputError(f"--friction-models: expected at least two of {', '.join(FRICTION_CANDIDATES)}, got "
-                              f"{text!r}")
+    if unknown:
+        raise RobidInputError(f"--friction-models: unknown model {unknown[0]!r} "
+                              f"(one of {', '.join(FRICTION_CANDIDATES)})")
+    if len(names) < 2:
+        raise RobidInputError(f"--friction-models: name at least two of {', '.join(FRICTION_CANDIDATES)} to compare, "
+                              f"got {text!r}")
+    return names
+
+
+def compare_methods(text: str | None) -> tuple[str, ...]:
+    """The --compare-methods list (checked by identification against its methods)."""
+    if text is None:
+        return ()
+    names = tuple(t.strip() for t in text.split(",") if t.strip())
+    if not names:
+        raise RobidInputError("--compare-methods: name at least one method, e.g. wls,didim")
     return names
 
 
 def closed_loop_options(args: argparse.Namespace):
     """The closed-loop estimators' settings (robid.identification.closed_loop_estimation), or None."""
     closed = {"idim-iv", "didim"}
-    if args.method not in closed and not closed & set((args.compare_methods or "").split(",")):
+    compared = {m.strip() for m in (args.compare_methods or "").split(",")}
+    if args.method not in closed and not closed & compared:
         return None
     from robid.identification.closed_loop_estimation import ClosedLoopOptions
 
+    if not args.trajectory and args.method not in closed:
+        return None  # the comparison lists the closed-loop methods as not computed, with the reason
     if not args.trajectory:
         raise RobidInputError("--method idim-iv, didim: give --trajectory TRAJ.json, the excitation the robot ran "
                               "(the closed loop is simulated along it)")

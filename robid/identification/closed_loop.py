@@ -49,6 +49,9 @@ FEEDFORWARD = ("rigid", "full", "none")
 TABLE_STEP = 1e-3
 #: width of the smooth Coulomb sign in the simulated closed loop, rad/s (m/s)
 COULOMB_EPSILON = 1e-4
+#: the integration is given up after this many right-hand-side evaluations per second of simulated time (a loop
+#: that diverges or a reference that does not match the run makes the implicit steps collapse)
+MAX_EVALUATIONS_PER_SECOND = 20000
 _FRICTION_PREFIXES = ("fv_", "fc_", "f0_", "fvm_", "fcm_")
 
 
@@ -127,6 +130,10 @@ class ControllerModel:
         return tau_ff + self.kp * (q_r - q) + self.kd * (qd_r - qd)
 
 
+class _GivenUp(Exception):
+    """The integration used its evaluation budget (at the time in args[0])."""
+
+
 class EstimatedClosedLoop:
     """The controller closed around the base model with values ``values`` (module docstring)."""
 
@@ -139,6 +146,7 @@ class EstimatedClosedLoop:
         self.values = np.asarray(values, dtype=float)
         self.controller = controller
         self.dof = robot.dof
+        self._evaluations, self._budget = 0, np.inf
         couplings = robot.model.drive_couplings if "drive_coupling" in robot.terms else ()
         self._coulomb = coulomb_entries(self.base, robot.joint_names, couplings)
         n = self.dof
@@ -172,6 +180,9 @@ class EstimatedClosedLoop:
         return (tau[2:] - tau[1]).T, tau[0]
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
+        self._evaluations += 1
+        if self._evaluations > self._budget:
+            raise _GivenUp(t)
         n = self.dof
         q, qd = x[:n], x[n:]
         mass, bias = self.mass_and_bias(q, qd)
@@ -202,8 +213,16 @@ class EstimatedClosedLoop:
         q0, qd0, _ = self.controller(np.array([t0]))
         n = self.dof
         atol = np.concatenate([np.full(n, 1e-9), np.full(n, 1e-7)])
-        sol = solve_ivp(self.rhs, (t0, max(t1, t0 + 1e-9)), np.concatenate([q0[0], qd0[0]]), method="LSODA",
-                        rtol=1e-7, atol=atol, dense_output=True, jac=self.jacobian)
+        self._evaluations, self._budget = 0, MAX_EVALUATIONS_PER_SECOND * max(t1 - t0, 1.0)
+        try:
+            sol = solve_ivp(self.rhs, (t0, max(t1, t0 + 1e-9)), np.concatenate([q0[0], qd0[0]]), method="LSODA",
+                            rtol=1e-7, atol=atol, dense_output=True, jac=self.jacobian)
+        except _GivenUp as stop:
+            raise RobidInputError(
+                f"closed loop: the simulation with the current estimate stalled at t = {stop.args[0]:.6g} s (more "
+                f"than {MAX_EVALUATIONS_PER_SECOND} evaluations per simulated second): check that --trajectory is "
+                "the excitation this run followed, with its time 0 at the log's, and the controller gains"
+            ) from None
         if not sol.success:
             raise RobidInputError(
                 f"closed loop: the simulation with the current estimate failed at t = {sol.t[-1]:.6g} s "

@@ -112,6 +112,8 @@ def closed_loop_estimate(robot, sets: tuple[DataSet, ...], method: str, start: E
                                     coulomb) for d, ref in zip(sets, references, strict=True)]
         Z = np.concatenate([r[0] for r in runs])
         tracking = tuple(r[1] for r in runs)
+        if not moves:
+            _check_tracking(sets, tracking, robot.joint_names)
         if method == "idim-iv":
             est = iv(W, Z, tau, names, method="idim-iv", correlation=row_correlation(list(sets)))
         else:
@@ -133,14 +135,40 @@ def closed_loop_estimate(robot, sets: tuple[DataSet, ...], method: str, start: E
                              iterations=len(moves)), account
 
 
+#: the simulated closed loop must follow the run: rms of processed minus simulated positions at most this share of
+#: the run's rms motion about its mean, per joint, at the first iteration
+TRACKING_SHARE = 0.1
+
+
 def _reference(dataset: DataSet, options: ClosedLoopOptions) -> Reference:
     trajectory = options.trajectory_for(dataset.source)
+    period = dataset.processed.period
+    if period is not None and abs(float(period) - float(trajectory.period)) > 1e-6 * float(period):
+        raise RobidInputError(
+            f"{dataset.source}: the trajectory's period is {float(trajectory.period):g} s, the run was processed with "
+            f"a period of {float(period):g} s: the trajectory is not the one this run followed"
+        )
     periods = options.periods
     if periods is None:
         t = np.asarray(dataset.processed.t, dtype=float)
         end = max(float(t.max()), dataset.processed.segment[1] if dataset.processed.segment else -np.inf)
         periods = max(1, int(np.ceil((end - options.time_offset) / float(trajectory.period) - 1e-9)))
     return Reference(trajectory, float(periods), options.time_offset)
+
+
+def _check_tracking(sets, tracking, joints) -> None:
+    """Refuse a reference that the run did not follow (module docstring of robid.identification.closed_loop)."""
+    for d, rms in zip(sets, tracking, strict=True):
+        q = np.asarray(d.processed.q, dtype=float)
+        motion = np.sqrt(np.mean((q - q.mean(axis=0)) ** 2, axis=0))
+        bad = [f"{j} {r:.3g} against {m:.3g}" for j, r, m in zip(joints, rms, motion, strict=True)
+               if m > 0 and r > TRACKING_SHARE * m]
+        if bad:
+            raise RobidInputError(
+                f"{d.source}: the closed loop simulated along the given trajectory does not follow the measured "
+                f"motion (rms difference against rms motion: {'; '.join(bad)}): check --trajectory (the excitation "
+                "this run followed, its time 0 at the log's), the controller gains and the feed-forward"
+            )
 
 
 def simulated_regressor(robot, values, dataset: DataSet, reference: Reference, feedforward: str, decimate: int,

@@ -24,6 +24,12 @@ MAX_DATA_POINTS = 1500
 
 def friction_models_record(robot, datasets, validation_sets, candidates, coulomb: str) -> FrictionModels:
     """Select a friction model per joint (module docstring) and return the record section."""
+    names = robot.base_parameters().names
+    if not any(f"{p}_{j}" in names for j in robot.joint_names for p in ("fv", "fc")):
+        from robid.errors import RobidInputError
+
+        raise RobidInputError("--friction-models: the model has no friction terms to compare (add viscous and "
+                              f"coulomb to --terms; now {', '.join(robot.terms)})")
     selection = select_friction(robot, datasets, validation_sets=validation_sets, candidates=tuple(candidates),
                                 coulomb=coulomb)
     final = selection.final

@@ -137,9 +137,11 @@ def run_identification(
     from robid.identification.recording import identification_record
 
     o = options or IdentificationOptions()
-    for method in (o.method, *o.compare_methods):
+    if o.method not in METHODS:
+        raise RobidInputError(f"--method: expected one of {', '.join(METHODS)}, got {o.method!r}")
+    for method in o.compare_methods:
         if method not in METHODS:
-            raise RobidInputError(f"--method: expected one of {', '.join(METHODS)}, got {method!r}")
+            raise RobidInputError(f"--compare-methods: {method!r} is not one of {', '.join(METHODS)}")
     if not files:
         raise RobidInputError("identify: at least one measurement file is needed")
     base = robot.base_parameters()

@@ -57,6 +57,19 @@ def _figures(data, fm) -> list:
     return figs
 
 
+#: units of the friction parameters by prefix, revolute joint (prismatic: N for N m, m for rad)
+_UNITS = {"fv": "N m s/rad", "fc": "N m", "fs": "N m", "f0": "N m", "vs": "rad/s", "fsa": "N m", "fss": "s/rad",
+          "fso": "rad/s", "frc": "N m", "frs": "N m"}
+
+
+def _unit(name: str, revolute: dict) -> str:
+    prefix, _, joint = name.partition("_")
+    unit = _UNITS.get(prefix.rstrip("0123456789"), "")
+    if unit and not revolute.get(joint, True):
+        unit = unit.replace("N m", "N").replace("rad", "m")
+    return unit
+
+
 class FrictionModelsSection(Section):
     title = "Friction models"
     anchor = "friction-models"
@@ -81,10 +94,10 @@ linear model's.</p>
 <p>Parameters of the chosen models, fitted together (standard deviations from the Jacobian at the optimum;
 nonlinear: vs, sigmoid slopes and offsets):</p>
 <div class="table-wrap"><table>
-<thead><tr><th>parameter</th><th>value</th><th>std</th><th>enters</th></tr></thead>
+<thead><tr><th>parameter</th><th>value</th><th>std</th><th>unit</th><th>enters</th></tr></thead>
 <tbody>
 {% for p in parameters %}<tr><td>{{ p.name }}</td><td class="n">{{ p.value }}</td><td class="n">{{ p.std }}</td>
-<td>{{ "nonlinearly" if p.nonlinear else "linearly" }}</td></tr>
+<td>{{ p.unit }}</td><td>{{ "nonlinearly" if p.nonlinear else "linearly" }}</td></tr>
 {% endfor %}
 </tbody></table></div>
 {% for f in figures %}{{ f }}{% endfor %}
@@ -102,7 +115,8 @@ nonlinear: vs, sigmoid slopes and offsets):</p>
                          "rms": num(c.rms, 4), "aic": num(c.aic, 6), "bic": num(c.bic, 6),
                          "validation": num(c.validation_rms, 4), "chosen": c.chosen, "converged": c.converged})
             last = c.joint
-        parameters = [{"name": p.name, "value": num(p.value, 5), "std": num(p.std, 2), "nonlinear": p.nonlinear}
-                      for p in fm.parameters]
+        revolute = {j.name: j.revolute for j in data.robot.model.joints}
+        parameters = [{"name": p.name, "value": num(p.value, 5), "std": num(p.std, 2), "nonlinear": p.nonlinear,
+                       "unit": _unit(p.name, revolute)} for p in fm.parameters]
         return {"criterion": fm.criterion, "tolerance": num(100 * fm.tolerance, 2), "rows": rows,
                 "parameters": parameters, "figures": _figures(data, fm), "notes": list(fm.notes)}
