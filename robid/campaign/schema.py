@@ -146,8 +146,38 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     names = {t.name for t in trajectories}
     exports = _exports(data.get("export") or [], names, w)
     measurements = _measurements(data.get("measurements") or {}, names, path)
+    identification = _identification(data.get("identification") or {}, measurements, w)
+    processing = data.get("processing") or {}
+    if not isinstance(processing, dict):
+        raise RobidInputError(f"{w}: processing: expected a mapping of signal-stage options")
+    _keys(processing, _processing_fields() - {"period"}, f"{w}: processing")
+    _check_processing(processing, f"{w}: processing")
+    report = data.get("report", {})
+    if report is False or report is None:
+        report = None
+    elif not isinstance(report, dict):
+        raise RobidInputError(f"{w}: report: expected a mapping (title: ...) or false")
+    return CampaignSpec(
+        name=name,
+        robot=robot,
+        source=path,
+        terms=tuple(terms) if terms else None,
+        trajectories=trajectories,
+        exports=exports,
+        measurements=measurements,
+        processing=processing,
+        report=report,
+        references=_references(data.get("references") or {}, path),
+        screening=_screening(data.get("screening") or {}, w),
+        raw=data,
+        **identification,
+    )
+
+
+def _identification(ident: Any, measurements, w: str) -> dict:
+    """The ``identification`` block, checked, as CampaignSpec fields (identify, validate, method, terms, the
+    closed-loop feed-forward, friction models and compared methods)."""
     mnames = {m.name for m in measurements}
-    ident = data.get("identification") or {}
     if not isinstance(ident, dict):
         raise RobidInputError(f"{w}: identification: expected a mapping")
     _keys(ident, {"measurements", "validation", "method", "terms", "feedforward", "friction_models",
@@ -186,37 +216,15 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
         if missing:
             raise RobidInputError(f"{w}: identification.method: {method} simulates the closed loop along the "
                                   f"trajectory each run followed; {', '.join(missing)} names none (trajectory: ...)")
-    processing = data.get("processing") or {}
-    if not isinstance(processing, dict):
-        raise RobidInputError(f"{w}: processing: expected a mapping of signal-stage options")
-    _keys(processing, _processing_fields() - {"period"}, f"{w}: processing")
-    _check_processing(processing, f"{w}: processing")
-    report = data.get("report", {})
-    if report is False or report is None:
-        report = None
-    elif not isinstance(report, dict):
-        raise RobidInputError(f"{w}: report: expected a mapping (title: ...) or false")
-    return CampaignSpec(
-        name=name,
-        robot=robot,
-        source=path,
-        terms=tuple(terms) if terms else None,
-        trajectories=trajectories,
-        exports=exports,
-        measurements=measurements,
-        processing=processing,
-        identify=use,
-        validate=val,
-        method=method,
-        report=report,
-        identification_terms=tuple(ident_terms) if ident_terms else None,
-        references=_references(data.get("references") or {}, path),
-        screening=_screening(data.get("screening") or {}, w),
-        feedforward=feedforward,
-        friction_models=tuple(friction_models) if friction_models else (),
-        compare_methods=tuple(compare),
-        raw=data,
-    )
+    return {
+        "identify": use,
+        "validate": val,
+        "method": method,
+        "identification_terms": tuple(ident_terms) if ident_terms else None,
+        "feedforward": feedforward,
+        "friction_models": tuple(friction_models) if friction_models else (),
+        "compare_methods": tuple(compare),
+    }
 
 
 def _trajectories(data: Any, path: Path) -> tuple[TrajectorySource, ...]:
