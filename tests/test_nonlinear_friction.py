@@ -26,6 +26,7 @@ from scipy.optimize import least_squares
 import robid
 from robid.errors import RobidInputError
 from robid.estimation import prediction_std
+from robid.estimation.friction_model_selection import select_friction_models
 from robid.estimation.nonlinear_friction import (
     FrictionProblem,
     FrictionRequest,
@@ -33,7 +34,6 @@ from robid.estimation.nonlinear_friction import (
     fit_nonlinear_friction,
     friction_regressor,
     predict_friction,
-    select_friction_models,
 )
 from robid.excitation.fourier import FourierTrajectory
 from robid.identification import IdentificationOptions, run_identification

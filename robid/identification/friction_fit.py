@@ -23,15 +23,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.estimation.friction_model_selection import FrictionSelection, select_friction_models
 from robid.estimation.nonlinear_friction import (
     FRICTION_CANDIDATES,
     FrictionProblem,
-    FrictionSelection,
     FrictionSignals,
     NonlinearFrictionResult,
     fit_nonlinear_friction,
     predict_friction,
-    select_friction_models,
 )
 from robid.identification.coulomb import COULOMB_MODELS, expected_sign
 from robid.identification.datasets import DataSet, row_correlation, stack
@@ -98,7 +97,7 @@ def fit_friction(robot: Robot, datasets: Sequence[DataSet], models: Mapping | Se
 
 def select_friction(robot: Robot, datasets: Sequence[DataSet], *, validation_sets: Sequence[DataSet] = (),
                     candidates=FRICTION_CANDIDATES, coulomb: str = "noise", **options) -> FrictionSelection:
-    """Per-joint model selection (:func:`robid.estimation.nonlinear_friction.select_friction_models`) on the
+    """Per-joint model selection (:func:`robid.estimation.friction_model_selection.select_friction_models`) on the
     identification ``datasets``, by the held-out error on ``validation_sets`` (each its own problem) when given,
     else by BIC."""
     validation = [friction_problem(robot, [d], coulomb) for d in validation_sets]

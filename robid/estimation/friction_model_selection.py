@@ -1,0 +1,155 @@
+"""Per-joint choice of a friction model (docs/estimation.md "Nonlinear friction", "Model selection"): every
+candidate fitted on one joint with the others linear (robid.estimation.nonlinear_friction), chosen by the
+held-out error when validation problems are given, else by BIC; then the chosen models fitted together."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.estimation.nonlinear_friction import (
+    FRICTION_CANDIDATES,
+    FrictionProblem,
+    FrictionRequest,
+    JointFrictionFit,
+    NonlinearFrictionResult,
+    fit_nonlinear_friction,
+    predict_friction,
+)
+
+__all__ = ["FrictionCandidate", "FrictionSelection", "select_friction_models"]
+
+
+@dataclass(frozen=True)
+class FrictionCandidate:
+    """One joint with one candidate model (the other joints linear): its identification figures
+    (:class:`JointFrictionFit`), the held-out residual RMS of that joint over the validation problems (None
+    without them), and the joint's friction parameters (name, value, std)."""
+
+    joint: str
+    model: str
+    fit: JointFrictionFit
+    validation_rms: float | None
+    parameters: tuple[tuple[str, float, float], ...]
+    converged: bool
+
+    @property
+    def n_parameters(self) -> int:
+        return self.fit.n_parameters
+
+
+@dataclass(frozen=True, eq=False)
+class FrictionSelection:
+    """Per joint the chosen model and why: ``criterion`` "validation" (lowest held-out RMS, a more complex model
+    only when it beats the simpler one by more than ``tolerance`` relative) or "bic" (lowest BIC); every
+    candidate's figures in ``candidates`` (joint by joint, in the order compared); ``final`` the fit with the
+    chosen models together; ``notes`` the candidates that could not be fitted, and why."""
+
+    joint_names: tuple[str, ...]
+    chosen: tuple[str, ...]
+    criterion: str
+    tolerance: float
+    candidates: tuple[FrictionCandidate, ...]
+    final: NonlinearFrictionResult
+    notes: tuple[str, ...] = ()
+
+    def of(self, joint: str) -> tuple[FrictionCandidate, ...]:
+        return tuple(c for c in self.candidates if c.joint == joint)
+
+    def table(self) -> str:
+        """A plain-text table of every candidate (one line each)."""
+        lines = [f"{'joint':<12} {'model':<22} {'k':>3} {'rms':>10} {'AIC':>12} {'BIC':>12} {'held-out rms':>13}"
+                 "  chosen"]
+        for c in self.candidates:
+            chosen = "*" if self.chosen[self.joint_names.index(c.joint)] == c.model else ""
+            val = "-" if c.validation_rms is None else f"{c.validation_rms:.5g}"
+            lines.append(f"{c.joint:<12} {c.model:<22} {c.n_parameters:>3} {c.fit.rms:>10.5g} {c.fit.aic:>12.6g} "
+                         f"{c.fit.bic:>12.6g} {val:>13}  {chosen}")
+        return "\n".join(lines)
+
+
+def select_friction_models(
+    problem: FrictionProblem,
+    *,
+    validation: Sequence[FrictionProblem] = (),
+    candidates: Sequence[str | FrictionRequest] = FRICTION_CANDIDATES,
+    joints: Sequence[str] | None = None,
+    tolerance: float = 0.005,
+    noise_std: Sequence[float] | np.ndarray | None = None,
+    max_nfev: int = 200,
+) -> FrictionSelection:
+    """Per joint (``joints``, default all), fit every candidate model on that joint with the other joints linear
+    (:func:`fit_nonlinear_friction`) and choose: with ``validation`` problems (held-out runs of the same robot),
+    the candidate with the lowest residual RMS of that joint over their used rows, a candidate with more
+    parameters replacing a simpler one only when it is lower by more than ``tolerance`` (relative); without, the
+    lowest BIC. Then fit all chosen models together (``final``)."""
+    requests = [c if isinstance(c, FrictionRequest) else FrictionRequest(str(c)) for c in candidates]
+    if not requests:
+        raise RobidInputError("friction selection: no candidate model")
+    names = problem.joint_names
+    chosen_joints = list(names) if joints is None else list(joints)
+    for j in chosen_joints:
+        if j not in names:
+            raise RobidInputError(f"friction selection: no joint named {j!r} (joints: {', '.join(names)})")
+    if not 0 <= tolerance < 1:
+        raise RobidInputError(f"friction selection: tolerance must be in [0, 1), got {tolerance!r}")
+    baseline = None
+    rows: list[FrictionCandidate] = []
+    chosen = ["linear"] * len(names)
+    final_requests: dict[str, FrictionRequest] = {}
+    notes: list[str] = []
+    for joint in chosen_joints:
+        j = names.index(joint)
+        options = []
+        for req in requests:
+            if req.model == "linear" and not req.ripple:
+                baseline = baseline or fit_nonlinear_friction(problem, None, noise_std=noise_std, max_nfev=max_nfev)
+                fit = baseline
+            else:
+                try:
+                    fit = fit_nonlinear_friction(problem, {joint: req}, noise_std=noise_std, max_nfev=max_nfev)
+                except RobidInputError as exc:  # e.g. a joint that never moves: the linear candidate still counts
+                    notes.append(f"{joint} {req.label}: not fitted: {exc}")
+                    continue
+            val = _validation_rms(fit, validation, j) if validation else None
+            params = tuple((n, fit.value(n), fit.std_of(n)) for n in fit.joints[j].parameters)
+            cand = FrictionCandidate(joint, req.label, fit.joints[j], val, params, fit.converged)
+            rows.append(cand)
+            options.append((req, cand))
+        if not options:
+            raise RobidInputError(f"friction selection: no candidate could be fitted on joint {joint}: "
+                                  + "; ".join(notes[-len(requests):]))
+        req, cand = _choose(options, bool(validation), tolerance)
+        chosen[j] = cand.model
+        final_requests[joint] = req
+    final = fit_nonlinear_friction(problem, final_requests, noise_std=noise_std, max_nfev=max_nfev)
+    return FrictionSelection(tuple(names), tuple(chosen), "validation" if validation else "bic", float(tolerance),
+                             tuple(rows), final, tuple(notes))
+
+
+def _validation_rms(fit: NonlinearFrictionResult, validation: Sequence[FrictionProblem], row: int) -> float:
+    sq, n = 0.0, 0
+    for prob in validation:
+        pred = predict_friction(fit, prob)
+        used = prob.used[:, row]
+        sq += float(np.sum((prob.tau[used, row] - pred[used, row]) ** 2))
+        n += int(used.sum())
+    return math.sqrt(sq / n) if n else math.nan
+
+
+def _choose(options, by_validation: bool, tolerance: float):
+    """The chosen (request, candidate) of one joint (docstring of :func:`select_friction_models`)."""
+    ranked = sorted(options, key=lambda o: o[1].n_parameters)
+    if by_validation:
+        best = ranked[0]
+        for option in ranked[1:]:
+            value = option[1].validation_rms
+            if value is not None and math.isfinite(value) and value < best[1].validation_rms * (1.0 - tolerance):
+                best = option
+        return best
+    finite = [o for o in ranked if math.isfinite(o[1].fit.bic)]
+    return min(finite or ranked, key=lambda o: o[1].fit.bic)
