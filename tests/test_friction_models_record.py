@@ -87,3 +87,4 @@ def test_the_command_line_checks_the_friction_models(stribeck_runs, tmp_path, ca
                  "--friction-models", "linear,stribeck", "--min-speed", "0.02"])
     assert code == 0
     assert read_result(tmp_path / "r.json").friction_models.criterion == "bic"
+    assert "friction models (chosen by bic): K1 " in capsys.readouterr().out

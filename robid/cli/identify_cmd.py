@@ -154,8 +154,9 @@ def nrmse_line(fit) -> str:
 
 
 def print_summary(record, out) -> None:
-    """What ``robid identify`` prints: parameter classes, NRMSE per joint, correlated pairs, balancer lines,
-    the physical-consistency verdict and the notes (robid.record.IdentificationRecord)."""
+    """What ``robid identify`` prints: parameter classes, NRMSE per joint, correlated pairs, balancer lines, the
+    chosen friction models and the estimator comparison when run, the physical-consistency verdict and the notes
+    (robid.record.IdentificationRecord)."""
     w = sys.stdout.write
     classes: dict[str, int] = {}
     for p in record.base_parameters:
@@ -169,6 +170,16 @@ def print_summary(record, out) -> None:
         w(f"strongly correlated: {pair.first} ~ {pair.second} (corr {pair.correlation:+.3f})\n")
     for entry in record.compensator.entries if record.compensator else ():
         w(f"balancer: {entry.summary}\n")
+    fm = record.friction_models
+    if fm is not None:
+        w(f"friction models (chosen by {fm.criterion}): "
+          + ", ".join(f"{j} {m}" for j, m in zip(fm.joints, fm.chosen, strict=True)) + "\n")
+    comparison = record.estimator_comparison
+    if comparison is not None:
+        scores = ", ".join(f"{s.method} {s.mean_nrmse_percent:.3g} %" if s.mean_nrmse_percent is not None
+                           else f"{s.method} not computed" for s in comparison.scores)
+        chosen = f"; lowest: {comparison.chosen}" if comparison.chosen else " (identification runs; none chosen)"
+        w(f"estimators, mean NRMSE on the {comparison.criterion} runs: {scores}{chosen}\n")
     ph = record.physical_consistency
     if ph is not None and ph.consistent is False:
         moved = ", ".join(m.name for m in ph.moved[:5])
