@@ -141,7 +141,6 @@ class EstimatedClosedLoop:
         if robot.motor_joints:
             raise RobidInputError("IDIM-IV and DIDIM: the elastic layout (stiffness term) is not simulated; "
                                   "identify the rigid model")
-        self.robot = robot
         self.base = robot.base_parameters()
         self.values = np.asarray(values, dtype=float)
         self.controller = controller
@@ -169,15 +168,16 @@ class EstimatedClosedLoop:
                 Y[:, k, col] = rho * sign
 
     def mass_and_bias(self, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """M(q) (dof, dof) and h(q, qd) (dof,) of the base model (module docstring)."""
-        n = self.dof
-        Q = np.tile(q, (n + 2, 1))
-        QD = self._qd_pattern.copy()
-        QD[0] = qd
-        Y = self.base.regressor(Q, QD, self._qdd_pattern)
-        self._smooth_coulomb(Y[:1], QD[:1])
-        tau = Y @ self.values
-        return (tau[2:] - tau[1]).T, tau[0]
+        """M(q) (count, dof, dof) and h(q, qd) (count, dof) of the base model at states (count, dof) (module
+        docstring): the n + 2 regressor evaluations of every state in one call."""
+        n, count = self.dof, q.shape[0]
+        Q = np.repeat(q, n + 2, axis=0)
+        QD = np.tile(self._qd_pattern, (count, 1))
+        QD[:: n + 2] = qd
+        Y = self.base.regressor(Q, QD, np.tile(self._qdd_pattern, (count, 1)))
+        self._smooth_coulomb(Y[:: n + 2], qd)
+        tau = (Y @ self.values).reshape(count, n + 2, n)
+        return np.transpose(tau[:, 2:] - tau[:, 1:2], (0, 2, 1)), tau[:, 0]
 
     def rhs(self, t: float, x: np.ndarray) -> np.ndarray:
         self._evaluations += 1
@@ -185,8 +185,8 @@ class EstimatedClosedLoop:
             raise _GivenUp(t)
         n = self.dof
         q, qd = x[:n], x[n:]
-        mass, bias = self.mass_and_bias(q, qd)
-        qdd = np.linalg.solve(mass, self.controller.torque(t, q, qd) - bias)
+        mass, bias = self.mass_and_bias(q[None], qd[None])
+        qdd = np.linalg.solve(mass[0], self.controller.torque(t, q, qd) - bias[0])
         return np.concatenate([qd, qdd])
 
     def jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
@@ -194,7 +194,7 @@ class EstimatedClosedLoop:
         only slows the implicit steps, the tolerances set the accuracy."""
         n = self.dof
         q, qd = x[:n], x[n:]
-        mass, _ = self.mass_and_bias(q, np.zeros(n))
+        mass = self.mass_and_bias(q[None], np.zeros((1, n)))[0][0]
         slope = self._fv + self._fc * math.sqrt(2.0 / math.pi) / COULOMB_EPSILON * np.exp(
             -0.5 * np.minimum((qd / COULOMB_EPSILON) ** 2, 1400.0))
         minv = np.linalg.inv(mass)
@@ -235,15 +235,7 @@ class EstimatedClosedLoop:
         return q, qd, qdd
 
     def accelerations(self, times, q, qd) -> np.ndarray:
-        """qdd = M^-1 (tau_m - h) at each state, the n + 2 regressor evaluations of all states in one call."""
-        n, count = self.dof, q.shape[0]
-        Q = np.repeat(q, n + 2, axis=0)
-        QD = np.tile(self._qd_pattern, (count, 1))
-        QD[:: n + 2] = qd
-        QDD = np.tile(self._qdd_pattern, (count, 1))
-        Y = self.base.regressor(Q, QD, QDD)
-        self._smooth_coulomb(Y[:: n + 2], qd)
-        tau = (Y @ self.values).reshape(count, n + 2, n)
-        mass = np.transpose(tau[:, 2:] - tau[:, 1:2], (0, 2, 1))
-        force = self.controller.torque(times, q, qd) - tau[:, 0]
+        """qdd = M^-1 (tau_m - h) at each state (count, dof)."""
+        mass, bias = self.mass_and_bias(q, qd)
+        force = self.controller.torque(times, q, qd) - bias
         return np.linalg.solve(mass, force[..., None])[..., 0]
