@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "model",
     "design",
     "export",
+    "export_model",
     "simulate",
     "process",
     "identify",
@@ -28,6 +29,8 @@ COMMAND_MODULES = (
     "modal_fit",
     "campaign",
     "demo",
+    "payload",
+    "schema",
 )
 
 

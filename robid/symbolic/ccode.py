@@ -90,6 +90,36 @@ def c_function(
     return "\n".join(lines) + "\n"
 
 
+def c_torque_function(
+    name: str,
+    program: OptimisedProgram,
+    symbols: list[JointSymbols],
+    angle_offsets: list[float],
+    output_tag: str,
+) -> str:
+    """``void name(const double *q, const double *qd, const double *qdd, long n, double *tau)``: the program's
+    outputs ``(output_tag, i)`` (torques whose parameters are numbers, e.g. an exported model's inverse
+    dynamics), tau (n, dof) row-major."""
+    dof = program.dof
+    outputs = {i: e for (tag, i), e in program.entries.items() if tag == output_tag}
+    assigns = needed_assignments(program, outputs.values())
+    used = free_symbols(assigns, outputs.values())
+    lines = [
+        f"void {name}(const double *q, const double *qd, const double *qdd, long n, double *tau) {{",
+        "    for (long k = 0; k < n; ++k) {",
+        f"        const double *qk = q + {dof} * k, *qdk = qd + {dof} * k, *qddk = qdd + {dof} * k;",
+        f"        double *tauk = tau + {dof} * k;",
+    ]
+    lines += [f"        const double {v} = {e};" for v, e in input_statements(symbols, used, angle_offsets, C_INPUTS)]
+    for s, e in assigns:
+        lines.append(f"        const double {s.name} = {_C.doprint(e)};")
+    for i in range(dof):
+        e = outputs.get(i)
+        lines.append(f"        tauk[{i}] = {_C.doprint(e) if e is not None else '0.0'};")
+    lines += ["    }", "}"]
+    return "\n".join(lines) + "\n"
+
+
 def compiler() -> str | None:
     for cc in ("cc", "gcc", "clang"):
         path = shutil.which(cc)

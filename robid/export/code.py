@@ -1,0 +1,104 @@
+"""Standalone feed-forward source of an identified model: inverse dynamics with the identified values folded in,
+and the base regressor, as one numpy module or one C file.
+
+The symbolic stage derives the torques once more with the exported standard values substituted as exact
+rationals of their doubles (the setting of El-Rayyes 1990, Tables 4.2/4.3: geometry and mass data numeric,
+constants folded), then common subexpressions are eliminated over the torques and the base regressor together
+(:func:`robid.symbolic.codegen.optimise`). The sources need nothing but numpy (Python) or libm (C):
+
+* Python: ``inverse_dynamics(q, qd, qdd) -> (N, dof)``, ``base_regressor(q, qd, qdd) -> (N, dof, nb)``,
+  ``BASE_NAMES``, ``BASE_VALUES`` (``tau = base_regressor(...) @ BASE_VALUES``);
+* C: ``void <prefix>_inverse_dynamics(const double *q, const double *qd, const double *qdd, long n,
+  double *tau)`` and ``<prefix>_base_regressor(..., double *y)`` on row-major (n, dof) and (n, dof, nb) arrays,
+  and ``<prefix>_base_values[nb]``.
+
+Coulomb friction uses sign(qd) as in identification; a controller that needs a smooth sign should replace it.
+The elastic layout (motor rows) is not exported: its feed-forward needs the motor-side reference
+(``robid export --motor-side``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.model.robot_model import RobotModel
+
+
+def _program(model: RobotModel, terms: tuple[str, ...], values, base_indices):
+    """The optimised program with the outputs ``("tau", i)`` (values folded) and the base regressor columns."""
+    import sympy as sp
+
+    from robid.symbolic.codegen import optimise
+    from robid.symbolic.geometry import joint_symbols
+    from robid.symbolic.program import ProgramBuilder
+    from robid.symbolic.terms import DerivationContext, derive_columns, derive_torques, motor_symbols
+
+    if motor_symbols(model, terms):
+        raise RobidInputError(
+            "export-model --format python|c: the elastic layout (terms with 'stiffness') has no joint-torque "
+            "feed-forward; export the motor-side reference with 'robid export --motor-side'"
+        )
+    symbols = joint_symbols(model)
+    ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder())
+    cols = derive_columns(ctx, terms)
+    exact = [sp.Rational(repr(float(v))) if v != 0 else sp.Integer(0) for v in values]
+    tau = derive_torques(ctx, terms, exact)
+    prog = optimise(ctx.program.assignments, cols.columns, {("tau", i): e for i, e in enumerate(tau)})
+    offsets = [j.geometry.angle_offset if j.revolute else 0.0 for j in model.joints]
+    return prog, symbols, offsets, list(base_indices)
+
+
+def python_source(model, terms, values, base_indices, base_names, base_values, header: str) -> str:
+    """The standalone numpy module (module docstring); ``header`` opens its docstring."""
+    from robid.symbolic.codegen import numpy_function
+
+    prog, symbols, offsets, indices = _program(model, terms, values, base_indices)
+    folded, ops = numpy_function("_folded_inverse_dynamics", prog, symbols, offsets, torque_output="tau")
+    regressor, _ = numpy_function("base_regressor", prog, symbols, offsets, columns=indices)
+    doc = header.rstrip() + (
+        "\n\nq, qd, qdd: (N, dof) arrays in rad, rad/s, rad/s^2 (m, m/s, m/s^2 for prismatic joints), joint order "
+        f"{', '.join(model.joint_names)}.\ninverse_dynamics: {ops['mul']} multiplications, {ops['add']} additions "
+        f"and {ops['call']} function calls per sample.\n"
+    )
+    names = ", ".join(repr(n) for n in base_names)
+    numbers = ",\n    ".join(repr(float(v)) for v in base_values)
+    return (
+        f'"""{doc}"""\n\nimport numpy as np\n\n'
+        f"BASE_NAMES = ({names},)\n"
+        f"BASE_VALUES = np.array([\n    {numbers},\n])\n\n\n"
+        "def inverse_dynamics(q, qd, qdd):\n"
+        '    """(N, dof) joint torques (N m, N) of the identified model."""\n'
+        "    return _folded_inverse_dynamics(q, qd, qdd, ())\n\n\n"
+        + folded + "\n\n" + regressor
+    )
+
+
+def c_source(model, terms, values, base_indices, base_names, base_values, header: str, prefix: str) -> str:
+    """The standalone C file (module docstring); ``header`` becomes its leading comment."""
+    from robid.symbolic.ccode import c_function, c_torque_function
+
+    if not prefix.isidentifier():
+        raise RobidInputError(f"export-model: --prefix {prefix!r} is not a C identifier")
+    prog, symbols, offsets, indices = _program(model, terms, values, base_indices)
+    lead = "\n".join(f" * {line}".rstrip() for line in header.splitlines())
+    nb, dof = len(base_values), model.dof
+    values_text = ",\n    ".join(f"{float(v)!r} /* {n} */" for n, v in zip(base_names, base_values, strict=True))
+    return (
+        f"/*\n{lead}\n *\n * {prefix}_inverse_dynamics: tau (n, {dof}) of q, qd, qdd (n, {dof}), row-major, SI units;"
+        f"\n * {prefix}_base_regressor: y (n, {dof}, {nb}), tau = y . {prefix}_base_values.\n"
+        f" * joints: {', '.join(model.joint_names)}\n */\n"
+        "#include <math.h>\n\n"
+        f"const long {prefix}_dof = {dof};\nconst long {prefix}_nb = {nb};\n"
+        f"const double {prefix}_base_values[{nb}] = {{\n    {values_text}\n}};\n\n"
+        + c_torque_function(f"{prefix}_inverse_dynamics", prog, symbols, offsets, "tau")
+        + "\n"
+        + c_function(f"{prefix}_base_regressor", prog, symbols, offsets, indices)
+    )
+
+
+def check_values(values) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(v)):
+        raise RobidInputError("export-model: the standard set has non-finite values")
+    return v

@@ -1,0 +1,158 @@
+"""``robid export-model``: an identification result as a URDF, a robot file, a JSON document or feed-forward
+source (docs/export.md).
+
+:func:`export_model` picks the standard set (:mod:`robid.export.standard_set`), puts it into the robot model
+(:mod:`robid.export.identified_model`) and writes it in the asked format with a header that says what was
+identified, from which result and how well (the torque fit on the identification and validation runs, whether
+the identified base values had a physically consistent standard set, which parameters the data left at their
+nominal values). The header holds no clock time: the same result exports to the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.export.identified_model import identified_model
+from robid.export.standard_set import ExportedStandardSet, exported_standard_set
+from robid.record import IdentificationRecord
+from robid.robot import Robot
+
+FORMATS = ("urdf", "yaml", "json", "python", "c")
+
+
+@dataclass(frozen=True)
+class ModelExport:
+    """The text of one export, the standard set behind it and the header lines."""
+
+    format: str
+    text: str
+    standard: ExportedStandardSet
+    header: tuple[str, ...]
+
+
+def _fit_lines(record: IdentificationRecord) -> list[str]:
+    out = []
+    for label, fit in [("identification", record.metrics)] + [(run.label, run.fit) for run in record.validation_data]:
+        per = ", ".join(
+            f"{j.joint} {j.nrmse_percent:.1f}" for j in fit.per_joint if j.nrmse_percent is not None
+        )
+        total = fit.relative_error_norm_percent
+        head = f"{label}: torque NRMSE % per joint {per}" if per else f"{label}: no torque fit"
+        out.append(head + (f"; relative error norm {total:.1f} %" if total is not None else ""))
+    return out
+
+
+def header_lines(record: IdentificationRecord, standard: ExportedStandardSet, source: str) -> list[str]:
+    """What was identified, when (the result file) and how well; what the export had to choose."""
+    from robid import __version__
+
+    classes = {p.name: p.identifiability for p in record.base_parameters}
+    well = sum(1 for c in classes.values() if c == "well-identified")
+    lines = [
+        f"Identified dynamic model of robot {record.robot!r}, exported by robid {__version__} export-model.",
+        f"Result: {Path(source).name} (method {record.method}; terms {', '.join(record.terms)}; "
+        f"{len(record.base_parameters)} base parameters, {well} well-identified).",
+        f"Runs: {', '.join(Path(r.file).name for r in record.data)} (identification)"
+        + (f"; {', '.join(Path(r.file).name for r in record.validation_data)} (validation)"
+           if record.validation_data else ""),
+        *_fit_lines(record),
+    ]
+    if standard.identified_consistent:
+        lines.append("The identified base values have a physically consistent standard set: it is this one.")
+    else:
+        lines.append(
+            "The identified base values have NO physically consistent standard set; this is the nearest consistent "
+            f"one (Mahalanobis distance {standard.mahalanobis:.3g} in the estimate's covariance), moving "
+            + ", ".join(f"{n} {a:.6g} -> {b:.6g}" for n, a, b in standard.moved[:6])
+            + (" ..." if len(standard.moved) > 6 else "")
+            if standard.mahalanobis is not None
+            else "The identified base values have NO physically consistent standard set; this is the nearest one."
+        )
+    lines.append(
+        "Standard parameters: the consistent set that reproduces these base values (largest relative deviation "
+        f"from the identified ones {standard.base_mismatch:.1e}) and is nearest to the robot file's nominal "
+        "values; parameters the data do not determine (unidentifiable, or grouped) keep their nominal values "
+        "as far as the identified combinations allow."
+    )
+    return lines
+
+
+def export_model(
+    record: IdentificationRecord, robot: Robot, fmt: str, *, source: str = "RESULT.json", prefix: str = "robid"
+) -> ModelExport:
+    """The export of ``record`` (identified with ``robot``) in format ``fmt`` (one of :data:`FORMATS`)."""
+    from robid.identification.predict import check_result_matches
+
+    if fmt not in FORMATS:
+        raise RobidInputError(f"export-model: unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")
+    check_result_matches(robot, record, source)
+    base = robot.base_parameters()
+    names = robot.parameter_names
+    standard = exported_standard_set(
+        record.values, base.grouping, names, robot.parameters, base_names=record.names,
+        covariance=record.covariance_matrix,
+    )
+    model = identified_model(robot.model, names, standard.values)
+    lines = header_lines(record, standard, source)
+    text = _render(fmt, record, robot, model, standard, lines, base.indices, prefix)
+    return ModelExport(fmt, text, standard, tuple(lines))
+
+
+def _not_in_urdf(model, standard: ExportedStandardSet) -> list[str]:
+    """Identified values URDF has no field for: friction offsets and balancers."""
+    out = []
+    for n, v in zip(standard.names, standard.values, strict=True):
+        if n.startswith(("f0_", "comp_", "k_", "d_", "fl_", "fvm_", "fcm_", "Iam_")):
+            out.append(f"{n} = {float(v)!r}")
+    return ["Not expressible in URDF (listed here): " + ", ".join(out)] if out else []
+
+
+def _render(fmt, record, robot, model, standard, lines, base_indices, prefix) -> str:
+    header = "\n".join(lines)
+    if fmt == "urdf":
+        from robid.export.urdf_writer import urdf_copy_with_model, urdf_from_model
+
+        extra = _not_in_urdf(model, standard)
+        text_header = "\n".join(lines + extra + [
+            "Friction: <dynamics damping = viscous fv, friction = Coulomb fc>; reflected rotor inertia "
+            "Ia = rotor_inertia * gear_ratio^2 in each <transmission> (drake:rotor_inertia, drake:gear_ratio)."
+        ])
+        source = Path(robot.model.source) if robot.model.source else None
+        if robot.model.kinematics == "urdf" and source is not None and source.is_file():
+            from robid.io.files import read_text
+
+            return urdf_copy_with_model(read_text(source), model, text_header, str(source))
+        return urdf_from_model(model, text_header)
+    if fmt == "yaml":
+        from robid.export.robot_file_writer import robot_file_with_model
+        from robid.io.files import read_yaml
+
+        source = Path(robot.model.source) if robot.model.source else None
+        if robot.model.kinematics == "urdf" or source is None or source.suffix.lower() not in (".yaml", ".yml"):
+            raise RobidInputError(
+                f"export-model --format yaml: robot {robot.name!r} does not come from a robot file (YAML); "
+                "use --format urdf (a copy of its URDF) or json"
+            )
+        return robot_file_with_model(read_yaml(source), model, header, str(source))
+    if fmt == "json":
+        import json
+
+        from robid.export.robot_file_writer import model_document
+
+        doc = model_document(model, standard, {
+            "header": lines, "terms": list(record.terms), "method": record.method,
+            "identified_consistent": standard.identified_consistent,
+            "base_mismatch": standard.base_mismatch,
+        })
+        return json.dumps(doc, indent=1) + "\n"
+    from robid.export.code import c_source, check_values, python_source
+
+    values = check_values(standard.values)
+    base_values = np.asarray(standard.base_target, dtype=float)
+    if fmt == "python":
+        return python_source(model, robot.terms, values, base_indices, record.names, base_values, header)
+    return c_source(model, robot.terms, values, base_indices, record.names, base_values, header, prefix)
