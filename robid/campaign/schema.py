@@ -1,4 +1,6 @@
-"""Campaign file schema (YAML, ``robid_campaign: 1``); every error names the file and field.
+"""Campaign file schema (YAML, ``robid_campaign: 1``, docs/campaign.md); every error names the file and field.
+The allowed keys come from the typed definition :mod:`robid.schemas.campaign` (``processing`` and ``screening``:
+from the dataclasses ProcessingOptions and ScreeningPolicy, which that definition mirrors).
 
 ```yaml
 robid_campaign: 1
@@ -40,14 +42,21 @@ from typing import Any
 
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
+from robid.io.keys import check_keys as _keys
+from robid.schemas import campaign as schema
 
-_TOP = {"robid_campaign", "name", "robot", "terms", "trajectories", "export", "measurements", "processing",
-        "identification", "references", "screening", "report", "description"}
-_REFERENCE = {"robot", "parameters", "armature", "terms", "label", "sigmoid_friction"}
-_SIM = {"trajectory", "periods", "noise", "seed", "rate", "q_noise", "tau_noise"}
-_FORMATS = ("csv", "krl", "rapid", "urscript")
-_METHODS = ("ols", "wls", "irls", "consistent", "idim-iv", "didim", "eiv")
-_FEEDFORWARD = ("rigid", "full", "none")
+TOP_KEYS = schema.CAMPAIGN.keys()
+REFERENCE_KEYS = schema.REFERENCE.keys()
+SIMULATE_KEYS = schema.SIMULATE.keys()
+EXPORT_KEYS = schema.EXPORT.keys()
+IDENTIFICATION_KEYS = schema.IDENTIFICATION.keys()
+REPORT_KEYS = schema.CAMPAIGN.child("report").keys()
+TRAJECTORY_KEYS = schema.TRAJECTORY.keys()
+#: the keys of a measurement: simulate (with processing) or file (with mapping, trajectory, processing)
+MEASUREMENT_KEYS = {variant: schema.MEASUREMENT.keys(variant) for variant in schema.MEASUREMENT.keyed_variants}
+_FORMATS = schema.FORMATS
+_METHODS = schema.METHODS
+_FEEDFORWARD = schema.FEEDFORWARD
 
 
 @dataclass(frozen=True)
@@ -130,7 +139,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     w = str(path)
     if not isinstance(data, dict):
         raise RobidInputError(f"{w}: expected a mapping with robid_campaign, name, robot, ...")
-    _keys(data, _TOP, w)
+    _keys(data, TOP_KEYS, w)
     if data.get("robid_campaign") != 1:
         raise RobidInputError(f"{w}: robid_campaign: schema version must be 1, got {data.get('robid_campaign')!r}")
     name = data.get("name")
@@ -157,6 +166,8 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
         report = None
     elif not isinstance(report, dict):
         raise RobidInputError(f"{w}: report: expected a mapping (title: ...) or false")
+    else:
+        _keys(report, REPORT_KEYS, f"{w}: report")
     return CampaignSpec(
         name=name,
         robot=robot,
@@ -180,8 +191,7 @@ def _identification(ident: Any, measurements, w: str) -> dict:
     mnames = {m.name for m in measurements}
     if not isinstance(ident, dict):
         raise RobidInputError(f"{w}: identification: expected a mapping")
-    _keys(ident, {"measurements", "validation", "method", "terms", "feedforward", "friction_models",
-                  "compare_methods"}, f"{w}: identification")
+    _keys(ident, IDENTIFICATION_KEYS, f"{w}: identification")
     compare = _term_list(ident.get("compare_methods"), f"{w}: identification.compare_methods", "method names") or []
     for m in compare:
         if m not in _METHODS:
@@ -234,7 +244,7 @@ def _trajectories(data: Any, path: Path) -> tuple[TrajectorySource, ...]:
     out = []
     for name, item in data.items():
         iw = f"{w}.{name}"
-        if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in ("spec", "file"):
+        if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in TRAJECTORY_KEYS:
             raise RobidInputError(f"{iw}: expected exactly one of spec: {{...}} or file: TRAJ.json")
         if "spec" in item:
             if not isinstance(item["spec"], dict):
@@ -259,7 +269,7 @@ def _exports(data: Any, names: set[str], w: str) -> tuple[ExportSpec, ...]:
         iw = f"{w}: export[{k}]"
         if not isinstance(item, dict):
             raise RobidInputError(f"{iw}: expected a mapping")
-        _keys(item, {"trajectory", "format", "periods", "rate"}, iw)
+        _keys(item, EXPORT_KEYS, iw)
         if item.get("trajectory") not in names:
             raise RobidInputError(f"{iw}.trajectory: unknown trajectory {item.get('trajectory')!r}")
         if item.get("format") not in _FORMATS:
@@ -286,17 +296,17 @@ def _measurements(data: Any, names: set[str], path: Path) -> tuple[MeasurementSo
         _keys(own, _processing_fields(), f"{iw}.processing")
         _check_processing(own, f"{iw}.processing")
         if "simulate" in item:
-            _keys(item, {"simulate", "processing"}, iw)
+            _keys(item, MEASUREMENT_KEYS["simulate"], iw)
             sim = item["simulate"]
             if not isinstance(sim, dict):
                 raise RobidInputError(f"{iw}.simulate: expected a mapping")
-            _keys(sim, _SIM, f"{iw}.simulate")
+            _keys(sim, SIMULATE_KEYS, f"{iw}.simulate")
             if sim.get("trajectory") not in names:
                 raise RobidInputError(f"{iw}.simulate.trajectory: unknown trajectory {sim.get('trajectory')!r}")
             out.append(MeasurementSource(str(name), simulate=dict(sim), trajectory=sim["trajectory"],
                                          processing=dict(own)))
         elif "file" in item:
-            _keys(item, {"file", "mapping", "trajectory", "processing"}, iw)
+            _keys(item, MEASUREMENT_KEYS["file"], iw)
             f = (path.parent / str(item["file"])).resolve()
             if not f.exists():
                 raise RobidInputError(f"{iw}.file: {f} does not exist")
@@ -321,7 +331,7 @@ def _references(data: Any, path: Path) -> tuple[ReferenceSource, ...]:
         iw = f"{w}.{name}"
         if not isinstance(item, dict) or not isinstance(item.get("robot"), str):
             raise RobidInputError(f"{iw}: expected a mapping with robot: FILE (and parameters:, armature:, label:)")
-        _keys(item, _REFERENCE, iw)
+        _keys(item, REFERENCE_KEYS, iw)
         robot = item["robot"]
         if robot.endswith((".yaml", ".yml", ".urdf")):
             robot = str((path.parent / robot).resolve())
@@ -375,9 +385,3 @@ def _check_processing(fields: dict, where: str) -> None:
     from robid.signals import ProcessingOptions
 
     from_plain(ProcessingOptions, fields, where)
-
-
-def _keys(data: dict, allowed: set[str], where: str) -> None:
-    unknown = sorted(str(k) for k in data if k not in allowed)
-    if unknown:
-        raise RobidInputError(f"{where}: unknown field {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")

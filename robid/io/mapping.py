@@ -1,9 +1,10 @@
 """Measurement mappings: how a file that is not in the canonical layout becomes the canonical measurement.
 
-A mapping is a small YAML file (docs/signals.md) that says where each signal is (file, ``.mat`` variable,
-column), in which unit, on which side of the gears, and how currents become torques. This module only parses
-and checks the mapping; :mod:`robid.io.measurement_file` applies it. The canonical CSV of interfaces.md
-section 3 is read through the same machinery, with a mapping built from its header (:func:`canonical_mapping`).
+A mapping is a small YAML file (docs/mapping-file.md, docs/signals.md section 2) that says where each signal is
+(file, ``.mat`` variable, column), in which unit, on which side of the gears, and how currents become torques.
+This module only parses and checks the mapping; :mod:`robid.io.measurement_file` applies it. The canonical CSV
+of interfaces.md section 3 is read through the same machinery, with a mapping built from its header
+(:func:`canonical_mapping`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import Any
 
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
+from robid.io.keys import check_keys as _check_keys
 from robid.model.units import parse_quantity
+from robid.schemas import mapping as schema
 
 #: Signal groups a mapping may define, and the canonical channel prefix of each.
 GROUP_PREFIX = {
@@ -54,15 +57,14 @@ DEFAULT_UNIT = {
     "currents": "A",
 }
 
-_FORMATS = ("csv", "text", "mat")
-_READ_KEYS = {"format", "delimiter", "header", "skip_rows", "comment", "values_per_sample"}
-_PART_KEYS = {"file", "variable", "columns", "column", "unit", "scale"} | _READ_KEYS
-_GROUP_KEYS = {"parts", "side", "offset", "gains", "torque_constants"}
-_TOP_KEYS = (
-    {"robid_mapping", "description", "dof", "time", "transmission", "allow_constant", "allow_saturated", "design"}
-    | set(GROUP_PREFIX)
-    | _READ_KEYS
-)
+# the allowed keys, from the typed definition robid.schemas.mapping
+_FORMATS = schema.MAPPING.child("format").enum
+_READ_KEYS = schema.READ_KEYS
+_PART_KEYS = schema.PART_KEYS
+_GROUP_KEYS = schema.GROUP_KEYS
+_TIME_KEYS = schema.TIME_KEYS
+_TOP_KEYS = schema.MAPPING.keys()
+_TRANSMISSION_KEYS = schema.TRANSMISSION.keys()
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ def mapping_from_dict(data: Any, where: str) -> ChannelMapping:
     time_spec = data.get("time")
     if not isinstance(time_spec, dict):
         raise RobidInputError(f"{where}: time: required, either {{column: ..., unit: s}} or {{rate: HZ}}")
-    _check_keys(time_spec, _PART_KEYS | {"rate", "start"}, f"{where}: time")
+    _check_keys(time_spec, _TIME_KEYS, f"{where}: time")
     rate = None
     time_part = None
     start = 0.0
@@ -264,12 +266,6 @@ def canonical_mapping(names: list[str], dof: int, where: str) -> tuple[ChannelMa
 
 
 # ----------------------------------------------------------------------------------------------- helpers
-def _check_keys(data: dict, allowed: set[str], where: str) -> None:
-    unknown = sorted(str(k) for k in data if k not in allowed)
-    if unknown:
-        raise RobidInputError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
-
-
 def _read_options(data: dict, where: str, base: ReadOptions) -> ReadOptions:
     fmt = data.get("format", base.format)
     if fmt is not None and fmt not in _FORMATS:
@@ -293,7 +289,7 @@ def _read_options(data: dict, where: str, base: ReadOptions) -> ReadOptions:
 
 
 def _part(spec: dict, group: str, where: str, top_read: ReadOptions) -> Part:
-    _check_keys(spec, _PART_KEYS | ({"rate", "start"} if group == "time" else set()), where)
+    _check_keys(spec, _TIME_KEYS if group == "time" else _PART_KEYS, where)
     if "column" in spec and "columns" in spec:
         raise RobidInputError(f"{where}: give column or columns, not both")
     cols = spec.get("columns", spec.get("column"))
@@ -394,7 +390,7 @@ def _transmission(spec: Any, where: str) -> Transmission:
         return Transmission()
     if not isinstance(spec, dict):
         raise RobidInputError(f"{where}: expected a mapping with gear_ratios, coupling or matrix")
-    _check_keys(spec, {"gear_ratios", "coupling", "matrix"}, where)
+    _check_keys(spec, _TRANSMISSION_KEYS, where)
     if "matrix" in spec:
         if "gear_ratios" in spec or "coupling" in spec:
             raise RobidInputError(f"{where}: give matrix alone, or gear_ratios with optional coupling")

@@ -1,11 +1,13 @@
-"""The sections of a joint entry in a robot file (interfaces.md section 1.1): link, limits, drive, friction,
-elasticity, controller and compensator, each checked field by field; every error names the file and field."""
+"""The sections of a joint entry in a robot file (docs/robot-file.md; design source interfaces.md section 1.1):
+link, limits, drive, friction, elasticity, controller and compensator, each checked field by field; every error
+names the file and field. The allowed keys come from the typed definition :mod:`robid.schemas.robot`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from robid.errors import RobidInputError
+from robid.io.keys import check_keys
 from robid.model.checks import check_link
 from robid.model.robot_model import (
     Compensator,
@@ -20,12 +22,27 @@ from robid.model.robot_model import (
     Link,
 )
 from robid.model.units import parse_quantity
+from robid.schemas import robot as schema
+
+__all__ = [
+    "check_drive_couplings", "check_keys", "parse_compensator", "parse_controller", "parse_drive",
+    "parse_elasticity", "parse_friction", "parse_limits", "parse_link", "parse_vector",
+]
+
+LINK_KEYS = schema.LINK.keys()
+LIMIT_KEYS = schema.LIMITS.keys()
+DRIVE_KEYS = schema.DRIVE.keys()
+COUPLING_KEYS = schema.COUPLING.keys()
+SIGMOID_KEYS = schema.SIGMOID.keys()
+RIPPLE_KEYS = schema.RIPPLE.keys()
+ELASTICITY_KEYS = schema.ELASTICITY.keys()
+CONTROLLER_KEYS = schema.CONTROLLER.keys()
 
 
 def parse_link(ld: Any, where: str) -> Link:
     if not isinstance(ld, dict):
         raise RobidInputError(f"{where}: expected a mapping with mass, com, inertia")
-    check_keys(ld, {"mass", "com", "inertia", "inertia_check"}, where)
+    check_keys(ld, LINK_KEYS, where)
     mass = parse_quantity(ld.get("mass", 0.0), f"{where}.mass")
     com = parse_vector(ld.get("com", [0.0, 0.0, 0.0]), f"{where}.com", "length")
     inertia = ld.get("inertia", [0.0] * 6)
@@ -46,7 +63,7 @@ def parse_link(ld: Any, where: str) -> Link:
 def parse_limits(ld: Any, where: str, jtype: str) -> Limits:
     if not isinstance(ld, dict):
         raise RobidInputError(f"{where}: expected a mapping")
-    check_keys(ld, {"position", "velocity", "acceleration", "jerk", "torque"}, where)
+    check_keys(ld, LIMIT_KEYS, where)
     position = None
     if ld.get("position") is not None:
         p = ld["position"]
@@ -70,7 +87,7 @@ def parse_limits(ld: Any, where: str, jtype: str) -> Limits:
 def parse_drive(dd: Any, where: str) -> Drive:
     if not isinstance(dd, dict):
         raise RobidInputError(f"{where}: expected a mapping")
-    check_keys(dd, {"gear_ratio", "rotor_inertia", "torque_constant", "coupling"}, where)
+    check_keys(dd, DRIVE_KEYS, where)
     ratio = parse_quantity(dd.get("gear_ratio", 1.0), f"{where}.gear_ratio")
     if ratio == 0:
         raise RobidInputError(f"{where}.gear_ratio: must not be 0")
@@ -91,7 +108,7 @@ def parse_drive_coupling(cd: Any, where: str) -> DriveCoupling:
     (:func:`check_drive_couplings`)."""
     if not isinstance(cd, dict):
         raise RobidInputError(f"{where}: expected a mapping with joint, ratio (and optionally viscous, coulomb)")
-    check_keys(cd, {"joint", "ratio", "viscous", "coulomb"}, where)
+    check_keys(cd, COUPLING_KEYS, where)
     for key in ("joint", "ratio"):
         if key not in cd:
             raise RobidInputError(f"{where}.{key}: required for a coupled drive")
@@ -126,9 +143,8 @@ def check_drive_couplings(joints, where: str) -> None:
 
 #: the fields of each friction model (``model`` and ``ripple`` belong to all); docs/model.md, "Joint friction"
 _FRICTION_FIELDS = {
-    "linear": ("viscous", "coulomb", "offset"),
-    "stribeck": ("viscous", "coulomb", "static", "stribeck_velocity", "offset"),
-    "sigmoid": ("viscous", "sigmoids", "offset"),
+    model: tuple(k for k in schema.FRICTION.ordered_keys(model) if k not in ("model", "ripple"))
+    for model in schema.FRICTION.child("model").enum
 }
 
 
@@ -182,7 +198,7 @@ def _parse_sigmoids(sd: Any, where: str) -> tuple[FrictionSigmoid, ...]:
         at = f"{where}[{k}]"
         if not isinstance(item, dict):
             raise RobidInputError(f"{at}: expected a mapping with amplitude, slope, offset")
-        check_keys(item, {"amplitude", "slope", "offset"}, at)
+        check_keys(item, SIGMOID_KEYS, at)
         for key in ("amplitude", "slope"):
             if key not in item:
                 raise RobidInputError(f"{at}.{key}: required")
@@ -204,7 +220,7 @@ def _parse_ripple(rd: Any, where: str) -> FrictionRipple:
     (N m; cos and sin default to zeros)."""
     if not isinstance(rd, dict):
         raise RobidInputError(f"{where}: expected a mapping with harmonics, cos, sin")
-    check_keys(rd, {"harmonics", "cos", "sin"}, where)
+    check_keys(rd, RIPPLE_KEYS, where)
     harmonics = rd.get("harmonics")
     if (not isinstance(harmonics, list) or not harmonics
             or not all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in harmonics)):
@@ -223,7 +239,7 @@ def _parse_ripple(rd: Any, where: str) -> FrictionRipple:
 def parse_elasticity(ed: Any, where: str) -> Elasticity:
     if not isinstance(ed, dict):
         raise RobidInputError(f"{where}: expected a mapping")
-    check_keys(ed, {"stiffness", "damping", "link_viscous"}, where)
+    check_keys(ed, ELASTICITY_KEYS, where)
     if "stiffness" not in ed:
         raise RobidInputError(f"{where}.stiffness: required for an elastic joint")
     k = parse_quantity(ed["stiffness"], f"{where}.stiffness")
@@ -240,7 +256,7 @@ def parse_elasticity(ed: Any, where: str) -> Elasticity:
 def parse_controller(cd: Any, where: str) -> Controller:
     if not isinstance(cd, dict):
         raise RobidInputError(f"{where}: expected a mapping")
-    check_keys(cd, {"position_gain", "velocity_gain"}, where)
+    check_keys(cd, CONTROLLER_KEYS, where)
     for key in ("position_gain", "velocity_gain"):
         if key not in cd:
             raise RobidInputError(f"{where}.{key}: required")
@@ -251,9 +267,11 @@ def parse_controller(cd: Any, where: str) -> Controller:
     return Controller(position_gain=kp, velocity_gain=kd)
 
 
-_SPRING_KEYS = {"stiffness", "free_length"}
-_GAS_KEYS = {"area", "p0", "l0", "v0", "n"}
-_FOURIER_KEYS = {"order", "symmetry_angle", "coefficients"}
+#: the fields of each compensator type beyond type, base_point and link_point
+_GEOMETRY = {"type", "base_point", "link_point"}
+_SPRING_KEYS = schema.COMPENSATOR.keys("spring") - _GEOMETRY
+_GAS_KEYS = schema.COMPENSATOR.keys("gas") - _GEOMETRY
+_FOURIER_KEYS = schema.COMPENSATOR.keys("fourier") - {"type"}
 
 
 def parse_compensator(cd: Any, where: str) -> Compensator:
@@ -265,7 +283,7 @@ def parse_compensator(cd: Any, where: str) -> Compensator:
     if ctype == "fourier":
         return _fourier_compensator(cd, where)
     required = _SPRING_KEYS if ctype == "spring" else _GAS_KEYS
-    check_keys(cd, {"type", "base_point", "link_point"} | required, where)
+    check_keys(cd, _GEOMETRY | required, where)
     for key in sorted(required | {"base_point", "link_point"}):
         if key not in cd and not (key == "n"):
             raise RobidInputError(f"{where}.{key}: required for a {ctype} compensator")
@@ -301,8 +319,3 @@ def parse_vector(value: Any, where: str, kind: str | None = None) -> list[float]
         raise RobidInputError(f"{where}: expected a list of 3 numbers, got {value!r}")
     return [parse_quantity(v, f"{where}[{k}]", kind) for k, v in enumerate(value)]
 
-
-def check_keys(data: dict, allowed: set[str], where: str) -> None:
-    unknown = sorted(str(k) for k in data if k not in allowed)
-    if unknown:
-        raise RobidInputError(f"{where}: unknown field {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")

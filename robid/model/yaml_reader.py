@@ -1,4 +1,5 @@
-"""Reader for robid robot files (YAML, schema version 1, interfaces.md section 1.1)."""
+"""Reader for robid robot files (YAML, schema version 1: docs/robot-file.md; design source interfaces.md section
+1.1). The allowed keys come from the typed definition :mod:`robid.schemas.robot`."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
+from robid.io.keys import check_keys
 from robid.model._yaml_sections import (
     check_drive_couplings,
-    check_keys,
     parse_compensator,
     parse_controller,
     parse_drive,
@@ -24,12 +25,10 @@ from robid.model._yaml_sections import (
 )
 from robid.model.robot_model import IDENTITY_ROTATION, Joint, JointGeometry, RobotModel
 from robid.model.units import parse_quantity
+from robid.schemas.robot import JOINT, ROBOT
 
-_TOP_KEYS = {"robid", "name", "gravity", "kinematics", "joints", "description"}
-_JOINT_KEYS = {
-    "name", "type", "a", "alpha", "d", "offset", "theta", "limits", "link", "drive", "friction",
-    "elasticity", "controller", "compensator",
-}
+TOP_KEYS = ROBOT.keys()
+JOINT_KEYS = JOINT.keys()
 
 
 def read_robot_yaml(path: str | Path, text: str | None = None) -> RobotModel:
@@ -40,7 +39,7 @@ def read_robot_yaml(path: str | Path, text: str | None = None) -> RobotModel:
 def robot_from_dict(data: Any, where: str) -> RobotModel:
     if not isinstance(data, dict):
         raise RobidInputError(f"{where}: expected a mapping with keys robid, name, kinematics, joints")
-    check_keys(data, _TOP_KEYS, where)
+    check_keys(data, TOP_KEYS, where)
     version = data.get("robid")
     if version != 1:
         raise RobidInputError(f"{where}: robid: schema version must be 1, got {version!r}")
@@ -73,7 +72,7 @@ def robot_from_dict(data: Any, where: str) -> RobotModel:
 def _joint(jd: Any, where: str, kinematics: str) -> Joint:
     if not isinstance(jd, dict):
         raise RobidInputError(f"{where}: expected a mapping")
-    check_keys(jd, _JOINT_KEYS, where)
+    check_keys(jd, JOINT_KEYS, where)
     name = jd.get("name")
     if not isinstance(name, str) or not name or not name.replace("_", "").isalnum():
         raise RobidInputError(f"{where}.name: expected an identifier (letters, digits, _), got {name!r}")

@@ -1,0 +1,29 @@
+"""The unknown-key check of every YAML reader (robot, campaign, mapping files): one message shape,
+``FILE: FIELD: unknown field 'position' (did you mean 'positions'?; allowed: ...)``.
+
+A leaf module like :mod:`robid.io.files`: any layer may use it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+
+from robid.errors import RobidInputError
+
+
+def unknown_field_message(key: object, allowed: Iterable[str]) -> str:
+    """``unknown field 'x' (did you mean 'y'?; allowed: a, b, ...)`` -- the suggestion when one is close."""
+    names = sorted(str(a) for a in allowed)
+    close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?; " if close else ""
+    return f"unknown field {str(key)!r} ({hint}allowed: {', '.join(names)})"
+
+
+def check_keys(data: Mapping, allowed: Iterable[str], where: str) -> None:
+    """Refuse the first key of ``data`` (in sorted order) that is not ``allowed``; ``where`` names the file and
+    the field path (``robot.yaml: joints[2].link``)."""
+    allowed = set(allowed)
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise RobidInputError(f"{where}: {unknown_field_message(unknown[0], allowed)}")
