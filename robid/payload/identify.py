@@ -1,0 +1,70 @@
+"""Payload identification end to end: a loaded run and its reference (an unloaded run of the same trajectory, or
+an identified model), to the payload estimate (robid.payload.data, robid.payload.estimate)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from robid.errors import RobidInputError
+from robid.io.screening import ScreeningPolicy
+from robid.payload.data import difference_rows, model_rows, processed_run
+from robid.payload.estimate import PayloadEstimate, estimate_payload
+from robid.robot import Robot, load_robot
+from robid.signals import ProcessingOptions
+
+
+def identify_payload(
+    robot,
+    loaded: str | Path,
+    *,
+    unloaded: str | Path | None = None,
+    result: str | Path | None = None,
+    mapping: str | Path | None = None,
+    unloaded_mapping: str | Path | None = None,
+    options: ProcessingOptions | None = None,
+    policy: ScreeningPolicy | None = None,
+    model: str = "auto",
+) -> PayloadEstimate:
+    """The payload carried in ``loaded`` (a measurement file), against the ``unloaded`` run of the same trajectory
+    (preferred when both are given: friction and model error cancel) or the identified model ``result``
+    (RESULT.json of ``robid identify`` on this robot). ``robot``: a robot file, built-in name, RobotModel or
+    Robot; ``mapping`` the layout of the files (``unloaded_mapping`` of the unloaded one when it differs)."""
+    if unloaded is None and result is None:
+        raise RobidInputError("payload identify: give --unloaded (a run of the same trajectory without the load) "
+                              "or --result (RESULT.json of the identified robot)")
+    model_ = robot.model if isinstance(robot, Robot) else load_robot(robot).model
+    rigid = Robot(model_, terms=("rigid",))
+    options = options or ProcessingOptions(min_speed=0.05)
+    if unloaded is not None:
+        run_l = processed_run(rigid, loaded, mapping=mapping, options=options, policy=policy)
+        run_u = processed_run(rigid, unloaded, mapping=unloaded_mapping or mapping, options=options, policy=policy)
+        rows = difference_rows(rigid, run_l, run_u, (str(loaded), str(unloaded)))
+        if result is not None:
+            rows = _with_note(rows, "--result not used: the unloaded run is the better reference (friction and model "
+                                    "error cancel in the difference)")
+        return estimate_payload(rows, model)
+    from robid.io.result_file import read_result
+
+    record = read_result(result)
+    if list(record.joints) != list(model_.joint_names):
+        raise RobidInputError(f"{result}: joints: identified for {list(record.joints)}, the robot has "
+                              f"{model_.joint_names}")
+    full = Robot(model_, terms=tuple(record.terms))
+    names = full.base_parameters().names
+    values = {p.name: p.value for p in record.base_parameters}
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise RobidInputError(f"{result}: base_parameters: no value for {missing[0]} of the robot's model: identify "
+                              "and payload must use the same robot file and terms")
+    beta = np.array([values[n] if values[n] is not None else 0.0 for n in names], dtype=float)
+    rows = model_rows(full, rigid, loaded, beta, mapping=mapping, options=options, policy=policy,
+                      coulomb=record.processing.coulomb)
+    return estimate_payload(rows, model)
+
+
+def _with_note(rows, note: str):
+    import dataclasses
+
+    return dataclasses.replace(rows, notes=(*rows.notes, note))

@@ -1,0 +1,37 @@
+"""Payload identification on the real UR10e load/unload runs of Mamedov et al. 2020 (2.805 kg payload; anchors
+README: tau = K i with the authors' drive gains, measurements/ur10e/mapping.yaml).
+
+Measured (docs/payload.md): the unloaded run aligned by -1.55 s, rms velocity difference 0.0012-0.0018 rad/s; the
+full estimate is not physically consistent, so the auto model falls back to mass and COM: m = 2.476 kg against
+2.805 kg (-11.7 %), statistical std 0.0034 kg; each joint's rows alone give 2.09..2.55 kg, tens of their own stds
+apart. The error is systematic -- the drive gains' common scale (the authors fixed K1 = 10 N m/A by a constraint)
+and model error, not noise -- and robid says so in a note. The tolerance below, 15 %, is that measured error
+with a margin of a quarter of it; it is not a claim that robid measures payloads to 15 % in general.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from robid.payload import identify_payload
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared/anchors/data/dynamic_calibration/dataset_ur10e/identification_data"
+MAPPING = ROOT / "measurements/ur10e/mapping.yaml"
+TRUE_MASS = 2.805
+
+pytestmark = pytest.mark.skipif(not (DATA / "ur-20_01_31-load.csv").exists(), reason="UR10e anchor data not present")
+
+
+def test_ur10e_payload_from_load_and_unload_runs():
+    est = identify_payload("ur10e", DATA / "ur-20_01_31-load.csv", unloaded=DATA / "ur-20_01_31-unload.csv",
+                           mapping=MAPPING)
+    by_joint = [round(m, 3) if m is not None else None for m in est.mass_by_joint]
+    print(f"\nUR10e payload: m = {est.body.mass:.4f} +- {est.mass_std:.2g} kg against {TRUE_MASS} kg "
+          f"({100 * (est.body.mass / TRUE_MASS - 1):+.1f} %), model {est.model}, COM {est.body.com} m, "
+          f"per-joint masses {by_joint}")
+    assert abs(est.body.mass / TRUE_MASS - 1) < 0.15
+    # the statistical std alone would claim far more than the data give: robid must say so
+    assert any("model or drive-gain error" in n for n in est.notes)
