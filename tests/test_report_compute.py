@@ -134,3 +134,92 @@ def test_references_bad_input_names_the_field(tmp_path):
 def test_number_format():
     assert num(None) == "\u2013" and num(math.nan) == "\u2013"
     assert num(-1234.5678) == "\u22121235" and num(0.000123456, 3) == "0.000123" and num(0) == "0"
+
+
+def test_parameter_units_by_kind_and_joint_type():
+    """Units by dimensional analysis of each term: tau = m g x (first moment kg m -> N m needs m/s^2), tau =
+    I qdd (kg m^2 rad/s^2), tau = fv qd (N m s/rad), tau = k (theta - q) (N m/rad); along a prismatic joint the
+    same terms give forces (kg, N s/m, N, N/m). Balancers as docs/compensator.md states them."""
+    from types import SimpleNamespace
+
+    from robid.report._compute import parameter_unit
+
+    robot = SimpleNamespace(
+        model=SimpleNamespace(
+            joints=[SimpleNamespace(name="J1", revolute=True), SimpleNamespace(name="J11", revolute=False)]
+        )
+    )
+    expected = {
+        "m_J1": "kg", "mx_J1": "kg m", "Ixy_J1": "kg m\u00b2", "Izz_J11": "kg m\u00b2", "Ia_J1": "kg m\u00b2",
+        "Ia_J11": "kg", "fv_J1": "N m s/rad", "fv_J11": "N s/m", "fc_J1": "N m", "f0_J11": "N", "k_J1": "N m/rad",
+        "k_J11": "N/m", "d_J1": "N m s/rad", "fl_J1": "N m s/rad", "Iam_J1": "kg m\u00b2", "fcm_J1": "N m",
+        "comp_k_J1": "N/m", "comp_kl0_J1": "N", "comp_p0_J1": "Pa", "comp_b3_J1": "N m", "comp_b1_J11": "N",
+        "mystery_J1": "", "m_J2": "",
+    }
+    assert {n: parameter_unit(n, robot) for n in expected} == expected
+
+
+def test_every_base_parameter_of_a_robot_has_a_unit():
+    from robid.report._compute import parameter_unit
+
+    robot = robid.load_robot("tx200_3axis")
+    units = {n: parameter_unit(n, robot) for n in robot.base_parameters().names}
+    assert all(units.values()), units
+    # a grouped base parameter takes the unit of the standard parameter it is named after
+    assert units["Izz_J1"] == "kg m\u00b2" and units["mx_J2"] == "kg m" and units["comp_k_J2"] == "N/m"
+
+
+def _run(mode: str, n_periods: int):
+    from types import SimpleNamespace
+
+    display = SimpleNamespace(t=(0.0, 0.5, 1.0), t0=12.0)
+    return SimpleNamespace(mode=mode, n_periods=n_periods, display=display)
+
+
+@pytest.mark.parametrize(
+    ("mode", "n_periods", "start", "words"),
+    [
+        ("periodic", 5, 0.0, "averaged over 5 periods"),
+        ("periodic", 1, 12.0, "time in the record: one period (not averaged)"),
+        ("periodic-samples", 4, 12.0, "4 whole periods, every sample (not averaged)"),
+        ("rest-to-rest", 1, 12.0, "rest-to-rest run (not averaged)"),
+        ("nonperiodic", 0, 12.0, "time in the record (not averaged)"),
+    ],
+)
+def test_time_axis_says_what_the_run_is(mode, n_periods, start, words):
+    from robid.report.sections.torque import run_time
+
+    t, label = run_time(_run(mode, n_periods))
+    assert words in label and label.endswith("[s]")
+    assert ("averaged period" in label or "averaged over" in label) == (mode == "periodic" and n_periods > 1)
+    assert t[0] == start and t[-1] == start + 1.0  # a run that was not averaged keeps the record's own time
+
+
+def test_speed_thresholds_get_their_unit():
+    from types import SimpleNamespace
+
+    from robid.report.sections.data_quality import with_speed_units
+
+    def robot(*revolute):
+        return SimpleNamespace(model=SimpleNamespace(joints=[SimpleNamespace(revolute=r) for r in revolute]))
+
+    lines = ["near-zero velocity (|qd| < 0.2) marked unused per joint: 3, 4 of 100 samples",
+             "rows identification uses (|qd| >= 5e-2 by the hard band's velocity)", "already (|qd| < 0.2 rad/s)"]
+    out = with_speed_units(lines, robot(True, True))
+    assert out == ["near-zero velocity (|qd| < 0.2 rad/s) marked unused per joint: 3, 4 of 100 samples",
+                   "rows identification uses (|qd| >= 5e-2 rad/s by the hard band's velocity)",
+                   "already (|qd| < 0.2 rad/s)"]
+    assert "(|qd| < 0.2 m/s)" in with_speed_units(lines, robot(False))[0]
+    assert "(|qd| < 0.2 rad/s (m/s for prismatic joints))" in with_speed_units(lines, robot(True, False))[0]
+
+
+@pytest.mark.parametrize(
+    ("nrmse", "coverage", "level"),
+    [(2.0, 95.0, "good"), (2.0, 67.5, "warn"), (2.0, 90.0, "good"), (2.0, None, "good"), (7.0, 99.0, "warn"),
+     (7.0, 50.0, "warn"), (12.0, 99.0, "bad"), (None, 95.0, "info")],
+)
+def test_fit_level_needs_the_band_coverage_for_good(nrmse, coverage, level):
+    from robid.report import VerdictThresholds
+    from robid.report.sections.summary import fit_level
+
+    assert fit_level(nrmse, coverage, VerdictThresholds()) == level

@@ -1,5 +1,6 @@
 """The HTML report: one self-contained file with every section, the whole parameter table, reference flags,
-the RESULT.json path of the CLI, bad input, and rendering in headless Chromium (skipped without it).
+the RESULT.json path of the CLI, bad input, and rendering in headless Chromium (skipped without it, except under
+CI=true, where a missing browser fails).
 
 The data are synthetic and fast: a 3-axis robot with friction and a spring compensator (tx200_3axis), a
 hand-made Fourier trajectory, torques from the nominal inverse dynamics plus seeded noise."""
@@ -273,14 +274,29 @@ def test_cli_report_bad_input_names_the_file(case, tmp_path, monkeypatch, capsys
     assert not (tmp_path / "x.html").exists()
 
 
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
 def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
+    return next((path for path in map(shutil.which, BROWSERS) if path), None)
+
+
+def _need_chromium() -> str:
+    """The browser; without one, the test fails under CI=true (.ci/run installs it) and is skipped elsewhere."""
+    browser = _chromium()
+    if browser is None:
+        message = f"no headless browser found ({', '.join(BROWSERS)}; Debian package chromium)"
+        if IN_CI:
+            pytest.fail(f"CI=true: {message}: the report rendering check must run in CI")
+        pytest.skip(message)
+    return browser
 
 
 def _run_chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:
     """Headless Chromium in its own process group, so that a hang kills the whole browser, not only its launcher."""
     cmd = [
-        _chromium(),
+        _need_chromium(),
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
@@ -289,6 +305,7 @@ def _run_chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess
         "--disable-sync",
         "--no-first-run",
         "--hide-scrollbars",
+        "--force-device-scale-factor=1",
         f"--user-data-dir={profile}",
         "--enable-logging=stderr",
         "--v=0",
@@ -304,16 +321,100 @@ def _run_chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-@pytest.mark.skipif(_chromium() is None, reason="chromium not installed (Debian package chromium)")
-def test_report_renders_in_headless_chromium_without_console_errors(case, tmp_path):
+#: appended to a test copy of the report (never to the report itself, which has no script): the layout as text
+_LAYOUT_PROBE = """<script>
+(function () {
+  var out = [], y = window.scrollY;
+  var root = document.documentElement;
+  out.push(["page", 0, root.scrollHeight, root.scrollWidth, window.innerWidth].join(" "));
+  document.querySelectorAll("section").forEach(function (e) {
+    var r = e.getBoundingClientRect();
+    out.push(["section", e.id, Math.round(r.top + y), Math.round(r.bottom + y)].join(" "));
+  });
+  document.querySelectorAll("figure img").forEach(function (e, i) {
+    var r = e.getBoundingClientRect();
+    out.push(["img", i, Math.round(r.top + y), Math.round(r.bottom + y), Math.round(r.left), Math.round(r.right),
+              e.naturalWidth].join(" "));
+  });
+  document.querySelectorAll("table").forEach(function (t, i) {
+    var w = t.parentElement, r = w.getBoundingClientRect();
+    out.push(["table", i, w.className || "-", getComputedStyle(w).overflowX, Math.round(r.right), t.scrollWidth,
+              w.clientWidth].join(" "));
+  });
+  var p = document.createElement("pre");
+  p.id = "layout-probe";
+  p.textContent = out.join("\\n");
+  document.body.appendChild(p);
+})();
+</script>"""
+
+
+def _layout(report: Path, tmp_path: Path, width: int) -> dict:
+    """Page height and width, section and image boxes (CSS px) and the box of every table's wrapper, at a window
+    ``width`` px wide, measured by the browser in a copy of the report with a probe script appended."""
+    probe = tmp_path / f"probe_{width}.html"
+    probe.write_text(report.read_text().replace("</body>", _LAYOUT_PROBE + "</body>"))
+    dom = _run_chromium([f"--window-size={width},1000", "--dump-dom", probe.as_uri()], tmp_path / f"profile_{width}")
+    text = dom.stdout.split('<pre id="layout-probe">', 1)[-1].split("</pre>", 1)[0]
+    out: dict = {"sections": {}, "images": [], "tables": []}
+    for line in text.splitlines():
+        kind, key, *rest = line.split()
+        if kind == "page":
+            out["height"], out["width"], out["viewport"] = (int(v) for v in rest)
+        elif kind == "section":
+            out["sections"][key] = (int(rest[0]), int(rest[1]))
+        elif kind == "img":
+            out["images"].append(tuple(int(v) for v in rest))
+        elif kind == "table":
+            out["tables"].append({"wrapper": rest[0], "overflow": rest[1], "right": int(rest[2]),
+                                  "width": int(rest[3]), "box": int(rest[4])})
+    assert out["sections"], dom.stderr[-2000:]
+    return out
+
+
+def _non_white(png: Path) -> np.ndarray:
+    """(rows, columns) True where a pixel of the screenshot is not (near) white."""
+    from matplotlib.image import imread
+
+    rgb = imread(png)[..., :3].astype(float)
+    if rgb.max() > 1.0:  # 8-bit PNGs through PIL
+        rgb /= 255.0
+    return rgb.min(axis=2) < 0.9
+
+
+def test_report_renders_in_headless_chromium_without_console_errors(case, tmp_path, capsys):
+    """A full-page screenshot in headless Chromium: every section and every figure must show something (the share
+    of non-white pixels in its band of the page), no console or load error may mention the report, and the DOM
+    must hold the page content. Under CI=true a missing browser fails the test instead of skipping it."""
+    _need_chromium()
     report = case["folder"] / "report.html"
     if not report.exists():
-        write_report(report, case["result"], trajectory=case["folder"] / "traj.json")
-    uri = report.resolve().as_uri()
+        write_report(report, case["record"], case["robot"], trajectory=case["folder"] / "traj.json")
+    layout = _layout(report, tmp_path, 1400)
+    height = min(layout["height"], 30_000)
     shot = tmp_path / "shot.png"
-    proc = _run_chromium([f"--screenshot={shot}", "--window-size=1400,2000", uri], tmp_path / "profile")
-    assert shot.exists() and shot.stat().st_size > 10_000, proc.stderr[-2000:]
-    assert shot.read_bytes().startswith(b"\x89PNG")
+    uri = report.resolve().as_uri()
+    proc = _run_chromium([f"--screenshot={shot}", f"--window-size=1400,{height}", uri], tmp_path / "profile")
+    assert shot.exists() and shot.read_bytes().startswith(b"\x89PNG"), proc.stderr[-2000:]
+    ink = _non_white(shot)
+    assert ink.shape[0] >= height - 1 and ink.shape[1] == 1400, ink.shape
+    shares = {name: float(ink[top:min(bottom, height)].mean()) for name, (top, bottom) in layout["sections"].items()
+              if top < height}
+    figures = [float(ink[top:bottom, left:right].mean()) for top, bottom, left, right, natural in layout["images"]
+               if bottom <= height]
+    bands = [float(ink[k:k + 1000].mean()) for k in range(0, height - 999, 1000)]
+    with capsys.disabled():  # the numbers go to the log even under -q
+        print(
+            f"\nheadless chromium: page 1400 x {layout['height']} px; non-white share per section: "
+            + ", ".join(f"{k} {100 * v:.1f} %" for k, v in shares.items())
+            + f"; figures {len(figures)}, lowest {100 * min(figures):.1f} %; 1000 px bands lowest "
+            f"{100 * min(bands):.1f} %"
+        )
+    assert list(shares) == [s.anchor for s in default_sections() if s.title in rigid_sections()]
+    assert all(v > 0.01 for v in shares.values()), shares  # text alone covers a few per cent of a section
+    assert len(figures) >= 8 and all(v > 0.03 for v in figures), figures  # every figure decoded and drawn
+    assert all(natural >= 800 for *_, natural in layout["images"])
+    assert min(bands) > 0.005, bands  # no blank stretch of the page
     bad = [
         line
         for line in proc.stderr.splitlines()
@@ -324,6 +425,21 @@ def test_report_renders_in_headless_chromium_without_console_errors(case, tmp_pa
     assert "Predicted versus measured torque" in dom.stdout and "Parameter table" in dom.stdout
 
 
+def test_wide_tables_scroll_inside_the_page_at_800_px(case, tmp_path):
+    """At a window 800 px wide the page itself never scrolls sideways: every table sits in a wrapper that scrolls
+    horizontally, inside the viewport, and the parameter table (wider than 800 px) is one of them."""
+    report = case["folder"] / "report_800.html"
+    write_report(report, case["record"], case["robot"], trajectory=case["folder"] / "traj.json")
+    tags = _parse(report.read_text()).tags
+    tables = [k for k, (tag, _) in enumerate(tags) if tag == "table"]
+    assert tables and all(tags[k - 1] == ("div", {"class": "table-wrap"}) for k in tables)  # statically
+    layout = _layout(report, tmp_path, 800)
+    assert layout["width"] <= layout["viewport"], layout["width"]
+    assert all(t["wrapper"] == "table-wrap" and t["overflow"] == "auto" for t in layout["tables"]), layout["tables"]
+    assert all(t["right"] <= layout["viewport"] for t in layout["tables"])
+    assert any(t["width"] > t["box"] for t in layout["tables"])  # at least one table is wider and scrolls
+
+
 def rigid_sections() -> list[str]:
     """The sections of a rigid record's report without reference models: all but the elastic one (elastic-layout
     records only), the comparison with reference models (records that name references), the friction models and
@@ -332,3 +448,46 @@ def rigid_sections() -> list[str]:
 
     optional = ElasticSection | ReferencesSection | FrictionModelsSection | EstimatorsSection
     return [s.title for s in default_sections() if not isinstance(s, optional)]
+
+
+def _with_validation_fit(record, nrmse: list[float], inside: list[float]):
+    """The record with its validation run's fit replaced (NRMSE and share of samples inside the 95 % band)."""
+    import dataclasses
+
+    run = record.validation_data[0]
+    per_joint = tuple(
+        dataclasses.replace(m, nrmse_percent=e, inside_band_percent=c)
+        for m, e, c in zip(run.fit.per_joint, nrmse, inside, strict=True)
+    )
+    run = dataclasses.replace(run, fit=dataclasses.replace(run.fit, per_joint=per_joint))
+    return dataclasses.replace(record, validation_data=(run,))
+
+
+def test_fit_verdict_counts_band_coverage(case):
+    """A joint with a small NRMSE but only 67.5 % of its samples inside the 95 % band is not GOOD."""
+    from robid.report.sections.summary import fit_quality
+
+    good = report_data(_with_validation_fit(case["record"], [1.0, 2.0, 3.0], [95.0, 93.0, 96.0]), case["robot"])
+    verdict, _ = fit_quality(good)
+    assert verdict.badge == "GOOD" and "90 %" in verdict.details[0]
+    narrow = report_data(_with_validation_fit(case["record"], [1.0, 2.0, 3.0], [95.0, 67.5, 96.0]), case["robot"])
+    verdict, table = fit_quality(narrow)
+    assert verdict.badge == "CHECK" and "J2 2 % (only 67.5 % inside the band)" in verdict.headline
+    assert "J1" not in verdict.headline and "J3" not in verdict.headline
+    validation = [cells[-1] for cells in (r["cells"] for r in table["rows"])]
+    assert [level for *_, level in validation] == ["good", "warn", "good"]
+    text = build_report(narrow)
+    assert "at least 90 % of the samples inside the 95 % prediction band" in text and ">67.5 %</td>" in text
+
+
+def test_parameter_table_has_a_unit_per_row(case):
+    text = build_report(report_data(case["record"], case["robot"]))
+    table = text.split('<table class="params">', 1)[1].split("</table>", 1)[0]
+    assert "<th>unit</th>" in table
+    rows = table.split("<tr")[2:]
+    assert len(rows) == len(case["robot"].base_parameters().names)
+    units = {
+        r.split('<code class="name">')[1].split("<")[0]: r.split('<td class="unit">')[1].split("<")[0] for r in rows
+    }
+    assert units["Izz_J1"] == "kg m\u00b2" and units["fv_J1"] == "N m s/rad" and units["f0_J3"] == "N m"
+    assert units["comp_k_J2"] == "N/m" and units["comp_kl0_J2"] == "N" and units["mx_J2"] == "kg m"

@@ -17,8 +17,9 @@ def register(sub) -> None:
     )
     p.add_argument("campaign", metavar="CAMPAIGN.yaml", nargs="+",
                    help="campaign files, run in the order given (all are read and checked first)")
-    p.add_argument("--out", default=".", metavar="DIR", help="root folder of the artefacts (default .)")
-    p.add_argument("--force", action="store_true", help="recompute every step")
+    p.add_argument("--out", default=".", metavar="DIR",
+                   help="root folder of the artefacts: trajectories/, measurements/, reports/ (default .)")
+    p.add_argument("--force", action="store_true", help="recompute every step, even those whose inputs did not change")
     p.set_defaults(func=run)
 
 

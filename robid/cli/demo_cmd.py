@@ -14,8 +14,10 @@ def register(sub) -> None:
         description="Design, KRL program, virtual-robot measurements with realistic noise, identification, "
         "validation on a second trajectory and HTML report for the built-in robot kr_heavy (docs/campaign.md).",
     )
-    p.add_argument("--out", default="robid-demo", metavar="DIR", help="artefact folder (default ./robid-demo)")
-    p.add_argument("--force", action="store_true", help="recompute every step")
+    p.add_argument("--out", default="robid-demo", metavar="DIR",
+                   help="artefact folder: trajectories/, measurements/ and reports/ "
+                   "go below it (default ./robid-demo)")
+    p.add_argument("--force", action="store_true", help="recompute every step, even those whose inputs did not change")
     p.set_defaults(func=run)
 
 

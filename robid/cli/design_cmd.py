@@ -14,11 +14,17 @@ def register(subparsers) -> None:
         "SPEC fields: harmonics, period, center, rest_to_rest, criterion, limits, margin, seed, starts, "
         "grid_points, cartesian (see docs/excitation.md).",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
-    p.add_argument("spec", metavar="SPEC.yaml", help="design specification")
-    p.add_argument("--out", required=True, metavar="TRAJ.json", help="trajectory file to write")
-    p.add_argument("--seed", type=int, default=None, help="override the SPEC's seed")
-    p.add_argument("--starts", type=int, default=None, help="override the SPEC's number of starts")
+    p.add_argument("robot", metavar="ROBOT",
+                   help="robot file (.yaml, .urdf; docs/robot-file.md) or built-in robot name (robid robots)")
+    p.add_argument("spec", metavar="SPEC.yaml",
+                   help="design specification (YAML): harmonics, period [s], limits [rad, rad/s, "
+                   "rad/s^2, N m; m for prismatic joints], criterion, seed, starts (docs/excitation.md)")
+    p.add_argument("--out", required=True, metavar="TRAJ.json",
+                   help="trajectory file to write (JSON: Fourier coefficients, limits, design record)")
+    p.add_argument("--seed", type=int, default=None, metavar="N",
+                   help="seed of the random optimiser starts, an integer >= 0 (default: the SPEC's)")
+    p.add_argument("--starts", type=int, default=None, metavar="N",
+                   help="number of optimiser starts, >= 1 (default: the SPEC's)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
 

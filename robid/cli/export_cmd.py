@@ -19,19 +19,27 @@ def register(subparsers) -> None:
         "commands an elastic robot's motor-side reference theta instead of the link trajectory q "
         "(docs/elastic.md, 'Motor-side references').",
     )
-    p.add_argument("trajectory", metavar="TRAJ.json")
-    p.add_argument("--format", required=True, choices=FORMATS)
+    p.add_argument("trajectory", metavar="TRAJ.json", help="excitation trajectory file written by robid design")
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=FORMATS,
+        help="csv: sampled t [s], q [rad, m for prismatic joints], qd, qdd; krl (KUKA, deg), rapid (ABB, deg), "
+        "urscript (Universal Robots, rad)",
+    )
     p.add_argument("--out", required=True, metavar="FILE", help="output file (KRL: FILE.src and FILE.dat)")
     p.add_argument(
         "--rate",
         type=float,
         default=None,
         metavar="HZ",
-        help="point / servo rate (default: csv 250, urscript 500, krl and rapid the sparsest that passes)",
+        help="point / servo rate in Hz (default: csv 250, urscript 500, krl and rapid the sparsest that passes)",
     )
-    p.add_argument("--periods", type=int, default=1, metavar="N", help="excited periods (default 1)")
+    p.add_argument("--periods", type=int, default=1, metavar="N",
+                   help="number of excitation periods written (default 1)")
     p.add_argument(
-        "--joint-signs", default=None, metavar="S1,S2,...", help="controller = sign * robid + offset, per joint (+1/-1)"
+        "--joint-signs", default=None, metavar="S1,S2,...",
+help="per-joint sign, +1 or -1: controller = sign * robid + offset"
     )
     p.add_argument(
         "--joint-offsets",

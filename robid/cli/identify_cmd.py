@@ -18,9 +18,13 @@ def register(sub) -> None:
         "parameters with their uncertainty, classify every parameter and write RESULT.json "
         "(docs/identification.md).",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
-    p.add_argument("measurements", metavar="MEAS", nargs="+", help="measurement files (combined)")
-    p.add_argument("--out", required=True, metavar="RESULT.json")
+    p.add_argument("robot", metavar="ROBOT",
+                   help="robot file (.yaml, .urdf; docs/robot-file.md) or built-in robot name (robid robots)")
+    p.add_argument("measurements", metavar="MEAS", nargs="+",
+                   help="measurement files, combined into one fit: canonical CSV (t [s], "
+                   "q1.. [rad, m for prismatic joints], tau1.. [N m, N]) or any layout --mapping describes")
+    p.add_argument("--out", required=True, metavar="RESULT.json",
+                   help="identification result to write (JSON, SI units; docs/identification.md)")
     p.add_argument("--method", choices=("ols", "wls", "irls", "consistent", "idim-iv", "didim", "eiv"), default="wls",
                    help="estimator (default wls: two-step per-joint weights); idim-iv (instrumental variables) and "
                    "didim (closed-loop output error) simulate the robot's closed loop with the estimate: they need "
@@ -31,7 +35,8 @@ def register(sub) -> None:
                    help="idim-iv, didim: the controller's feed-forward, computed from the robot file's nominal "
                    "model on the reference: rigid (bodies, rotors, balancer; no friction), full (with the nominal "
                    "friction) or none (default rigid, as robid's virtual robot)")
-    p.add_argument("--validate", nargs="+", default=[], metavar="MEAS", help="validation runs (not used to fit)")
+    p.add_argument("--validate", nargs="+", default=[], metavar="MEAS",
+                   help="validation measurement files (predicted, not used to fit)")
     p.add_argument("--compare-methods", metavar="M1,M2,...",
                    help="also estimate with these methods (e.g. wls,didim) and score each per joint on the --validate "
                    "runs (the lowest mean NRMSE is marked; RESULT.json keeps --method's values)")
@@ -39,10 +44,15 @@ def register(sub) -> None:
                    help="compare friction models per joint after the fit, e.g. linear,stribeck,sigmoid (chosen by "
                    "the --validate runs' error, else BIC; the record's parameters stay the linear model's; "
                    "docs/estimation.md 'Nonlinear friction')")
-    p.add_argument("--mapping", metavar="MAP.yaml", help="layout of measurements that are not canonical")
-    p.add_argument("--terms", help="model terms, comma-separated (default: all that apply)")
+    p.add_argument("--mapping", metavar="MAP.yaml",
+                   help="mapping file: layout and units of measurements that are not canonical")
+    p.add_argument("--terms",
+                   help="model terms, comma-separated: rigid, rotor, viscous, coulomb, offset, balancer, stiffness, "
+                   "damping (default: all that apply)")
     p.add_argument("--regularization", type=float, default=1e-6,
-                   help="consistent method: weight of the pull towards the nominal values (default 1e-6)")
+                   metavar="W",
+                   help="consistent method: weight of the pull towards the nominal values, dimensionless "
+                   "(default 1e-6)")
     p.add_argument("--static-deflection", action="store_true",
                    help="the files' positions are motor-side (motor encoders only): correct them to the link by the "
                    "static deflection q = theta - K^-1 G(q) of the robot file's elastic joints (docs/elastic.md)")

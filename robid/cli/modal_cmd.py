@@ -16,7 +16,8 @@ def register(sub) -> None:
         "shapes, sorted by frequency. --motors controlled closes the motor-side PD loop of the robot file; "
         "locked holds every rotor still (robid/elastic/modal.py).",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
+    p.add_argument("robot", metavar="ROBOT",
+                   help="robot file (.yaml, .urdf; docs/robot-file.md) or built-in robot name (robid robots)")
     p.add_argument("--pose", required=True, metavar="Q1,Q2,...",
                    help="joint positions, comma-separated; rad (m) or with a unit, e.g. 90deg; a list that starts "
                    "with a minus sign is given as --pose=-0.3,2.0")

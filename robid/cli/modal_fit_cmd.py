@@ -20,18 +20,20 @@ def register(sub) -> None:
         "joint (the pose), frequency_hz, damping_ratio (fraction) and optionally mode; or YAML, a list of "
         "{pose, frequency_hz, damping_ratio, mode} (robid/elastic/modal_fit.py).",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
-    p.add_argument("data", metavar="DATA", help="measured modes, .csv or .yaml")
+    p.add_argument("robot", metavar="ROBOT",
+                   help="robot file (.yaml, .urdf; docs/robot-file.md) or built-in robot name (robid robots)")
+    p.add_argument("data", metavar="DATA",
+                   help="measured modes, .csv or .yaml: pose [rad, m], frequency_hz [Hz], damping_ratio [-]")
     p.add_argument("--unknowns", metavar="LIST", default="stiffness,link_viscous,motor_viscous",
                    help="comma-separated kinds (stiffness, damping, link_viscous, motor_viscous: every elastic "
                    "joint) or JOINT.kind names; default Do's stiffness,link_viscous,motor_viscous")
     p.add_argument("--bound", action="append", default=[], metavar="NAME=LO:HI",
-                   help="bounds of a kind or of one JOINT.kind (repeatable); default stiffness 0:5000, "
-                   "dampings 0:100 (the thesis's example)")
+                   help="bounds of a kind or of one JOINT.kind (repeatable), SI: stiffness N m/rad, damping N m s/rad; "
+                   "default stiffness 0:5000, dampings 0:100 (the thesis's example)")
     p.add_argument("--motors", choices=("controlled", "locked"), default="controlled",
                    help="motor-side PD loop of the robot file (default) or rotors held still during the test")
-    p.add_argument("--starts", type=int, default=60, help="multi-start points (default 60)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the start points (default 0)")
+    p.add_argument("--starts", type=int, default=60, metavar="N", help="number of multi-start points (default 60)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the start points (default 0)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 

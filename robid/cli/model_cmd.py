@@ -12,11 +12,14 @@ def register(sub) -> None:
         description="Derive (or load from the cache) the regressor of ROBOT and print its standard and base "
         "parameters, the base parameter expressions and the identifiability class of every standard parameter.",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
-    p.add_argument("--json", action="store_true", help="machine-readable output (interfaces.md section 4)")
+    p.add_argument("robot", metavar="ROBOT",
+                   help="robot file (.yaml, .urdf; docs/robot-file.md) or built-in robot name (robid robots)")
+    p.add_argument("--json", action="store_true", help="print the model as JSON: dof, standard_parameters, "
+                   "base_parameters (name, expression), classes, exact, terms, operation_counts")
     p.add_argument(
         "--terms",
-        help="comma-separated model terms (rigid,rotor,viscous,coulomb,offset); default: all that apply",
+        help="comma-separated model terms (rigid, rotor, viscous, coulomb, offset, and balancer, stiffness, damping "
+        "where the robot file has them; docs/robot-file.md); default: all that apply",
     )
     p.set_defaults(func=run)
 

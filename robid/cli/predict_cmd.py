@@ -18,14 +18,23 @@ def register(sub) -> None:
         "processed torque) and RRE (against the measured torque) per joint over the samples marked 0 "
         "(docs/identification.md).",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in name it was identified with")
-    p.add_argument("result", metavar="RESULT.json", help="written by robid identify")
-    p.add_argument("measurement", metavar="MEAS", help="measurement file (canonical CSV, or any layout with --mapping)")
-    p.add_argument("--out", required=True, metavar="PRED.csv", help="predicted, measured and residual torques")
-    p.add_argument("--mapping", metavar="MAP.yaml", help="layout of the measurement (default: the stored one)")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf; docs/robot-file.md) or built-in name "
+                   "the result was identified with")
+    p.add_argument("result", metavar="RESULT.json", help="identification result written by robid identify")
+    p.add_argument("measurement", metavar="MEAS",
+                   help="measurement file: canonical CSV (t [s], q1.. [rad, m for prismatic joints], tau1.. "
+                   "[N m, N]) or any layout --mapping describes")
+    p.add_argument("--out", required=True, metavar="PRED.csv",
+                   help="CSV to write: t [s], tau_pred1.., tau_meas1.., residual1.. [N m, N for prismatic "
+                   "joints], mark1.. (0 compared, 1 slow, 2 not predicted)")
+    p.add_argument("--mapping", metavar="MAP.yaml",
+                   help="mapping file: the layout and units of the measurement (default: the one stored in "
+                   "RESULT.json)")
     g = p.add_argument_group("processing (default: as stored in RESULT.json)")
-    g.add_argument("--cutoff", type=float, metavar="HZ", help="low-pass cut-off for the derivatives (Hz)")
-    g.add_argument("--min-speed", type=float, metavar="RAD/S", help="mark samples slower than this (rad/s or m/s)")
+    g.add_argument("--cutoff", type=float, metavar="HZ", help="low-pass cut-off for the derivatives, Hz")
+    g.add_argument("--min-speed", type=float, metavar="V",
+                   help="mark (sample, joint) rows with |qd| below V, in rad/s (m/s for prismatic joints), as "
+                   "slow (mark 1)")
     p.set_defaults(func=run)
 
 

@@ -1,4 +1,4 @@
-"""``robid process ROBOT MEAS --out PROCESSED.csv``: the signal stage alone (interfaces.md section 4)."""
+"""``robid process ROBOT MEAS --out PROCESSED.csv``: the signal stage alone (docs/signals.md)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,18 @@ def register(subparsers) -> None:
             "them (see docs/signals.md). MEAS is a canonical CSV, or any file or folder that --mapping describes."
         ),
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
-    p.add_argument("measurement", metavar="MEAS", help="measurement file (or folder, with --mapping)")
-    p.add_argument("--out", required=True, metavar="PROCESSED.csv", help="processed signals (CSV)")
-    p.add_argument("--mapping", metavar="MAP.yaml", help="layout of a measurement that is not canonical")
-    p.add_argument("--summary", metavar="SUMMARY.json", help="also write what was done, noise and drops (JSON)")
+    p.add_argument("robot", metavar="ROBOT",
+                   help="robot file (.yaml, .urdf; docs/robot-file.md) or built-in robot name (robid robots)")
+    p.add_argument("measurement", metavar="MEAS",
+                   help="measurement file: canonical CSV (t [s], q1.. [rad, m for prismatic joints], "
+                   "tau1.. [N m, N]), or any file or folder --mapping describes")
+    p.add_argument("--out", required=True, metavar="PROCESSED.csv",
+                   help="processed signals to write (CSV): t [s], q [rad], qd [rad/s], "
+                   "qdd [rad/s^2], tau [N m] (m, m/s, m/s^2, N for prismatic joints)")
+    p.add_argument("--mapping", metavar="MAP.yaml",
+                   help="mapping file: layout and units of a measurement that is not canonical")
+    p.add_argument("--summary", metavar="SUMMARY.json",
+                   help="also write what was done, the noise estimates and the dropped rows (JSON)")
     add_processing_arguments(p)
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(func=run)
@@ -48,32 +55,39 @@ def add_processing_arguments(p) -> None:
         help="the design the record executes: period and harmonics of a TRAJ.json; a published .mat design "
         "(Fourier + polynomial, run once) is also located in the record and cut there",
     )
-    g.add_argument("--periods", type=int, metavar="K", help="number of periods to use (default: all)")
+    g.add_argument("--periods", type=int, metavar="K", help="number of whole periods to use (default: all)")
     band = g.add_mutually_exclusive_group()
-    band.add_argument("--harmonics", metavar="LIST", help="harmonics to keep, e.g. 1-10 or 1,2,3,5")
-    band.add_argument("--cutoff", type=float, metavar="HZ", help="band (periodic) or low-pass cut-off (Hz)")
+    band.add_argument("--harmonics", metavar="LIST", help="harmonics of the period to keep, e.g. 1-10 or 1,2,3,5")
+    band.add_argument("--cutoff", type=float, metavar="HZ",
+                      help="band edge (periodic) or low-pass cut-off (non-periodic), Hz")
     g.add_argument(
         "--torque-band",
         choices=("all", "signal", "positions"),
         default="all",
         help="periodic: torque harmonics kept (default all: period averaging only; docs/signals.md)",
     )
-    g.add_argument("--snr", type=float, default=20.0, help="automatic harmonic choice: power/noise (default 20)")
-    g.add_argument("--rate", type=float, metavar="HZ", help="resample to this rate (default: median step)")
-    g.add_argument("--start", type=float, metavar="S", help="use the record from this time (s)")
-    g.add_argument("--end", type=float, metavar="S", help="use the record up to this time (s)")
-    g.add_argument("--derivatives", type=int, choices=(2, 3, 4), default=2, help="highest derivative written")
+    g.add_argument("--snr", type=float, default=20.0, metavar="RATIO",
+                   help="automatic harmonic choice: power / noise power ratio, dimensionless (default 20)")
+    g.add_argument("--rate", type=float, metavar="HZ",
+                   help="resample to this rate in Hz (default: 1 / median time step)")
+    g.add_argument("--start", type=float, metavar="S", help="use the record from this time, s on the file's time axis")
+    g.add_argument("--end", type=float, metavar="S", help="use the record up to this time, s on the file's time axis")
+    g.add_argument("--derivatives", type=int, choices=(2, 3, 4), default=2,
+                   help="highest time derivative written (2: qdd; default 2)")
     g.add_argument(
-        "--filter-order", type=int, default=4, metavar="N", help="Butterworth order, non-periodic (default 4)"
+        "--filter-order", type=int, default=4, metavar="N", help="Butterworth filter order, non-periodic (default 4)"
     )
-    g.add_argument("--decimate", type=int, default=1, metavar="R", help="keep every R-th sample (non-periodic)")
-    g.add_argument("--keep-all-periods", action="store_true", help="do not leave out transient periods")
+    g.add_argument("--decimate", type=int, default=1, metavar="R",
+                   help="keep every R-th sample (non-periodic; default 1)")
+    g.add_argument("--keep-all-periods", action="store_true",
+                   help="periodic: do not leave out transient periods from the average")
     s = p.add_argument_group("data selection")
     s.add_argument("--min-speed", type=float, metavar="V",
                    help="mark (sample, joint) rows with |qd| < V unused, in rad/s (m/s for prismatic joints): the "
                    "Coulomb term is ill-defined near velocity reversals (robid identify: default 0.05; robid "
                    "process: none)")
-    s.add_argument("--drop-standstill", action="store_true", help="mark standstill segments unused")
+    s.add_argument("--drop-standstill", action="store_true",
+                   help="mark standstill segments (see --standstill-speed) unused")
     s.add_argument("--standstill-speed", type=float, default=0.01, metavar="V",
                    help="speed below which every joint counts as standing still, rad/s or m/s (default 0.01)")
     add_screening_arguments(p, "screening (row checks while reading)")
@@ -82,9 +96,12 @@ def add_processing_arguments(p) -> None:
 def add_screening_arguments(p, title: str) -> None:
     """The options of the row checks while reading (robid.io.screening), shared by process, identify, report."""
     v = p.add_argument_group(title)
-    v.add_argument("--drop-bad-rows", action="store_true", help="drop isolated bad rows and record them")
-    v.add_argument("--max-drop", type=float, default=5.0, metavar="PERCENT", help="at most this many %% dropped")
-    v.add_argument("--max-gap", type=float, default=10.0, metavar="F", help="largest time step, in median steps")
+    v.add_argument("--drop-bad-rows", action="store_true",
+                   help="drop isolated bad rows (NaN, unreadable, repeated time) and record them")
+    v.add_argument("--max-drop", type=float, default=5.0, metavar="PERCENT",
+                   help="at most this many %% of the rows dropped (default 5)")
+    v.add_argument("--max-gap", type=float, default=10.0, metavar="F",
+                   help="largest time step allowed, in median time steps (default 10)")
     v.add_argument("--allow-constant", metavar="LIST", help="channels that may be constant, e.g. q4,q5 or qd")
     v.add_argument("--allow-saturated", metavar="LIST", help="torque/current channels that may sit at a limit")
 

@@ -21,40 +21,50 @@ def register(sub) -> None:
         "holds: no measurement is read again. Validation files given with --validate are processed with the options "
         "stored in RESULT.json and predicted with its values.",
     )
-    p.add_argument("result", metavar="RESULT.json", help="written by robid identify")
-    p.add_argument("--out", required=True, metavar="REPORT.html")
+    p.add_argument("result", metavar="RESULT.json", help="identification result written by robid identify")
+    p.add_argument("--out", required=True, metavar="REPORT.html", help="HTML file to write (self-contained)")
     p.add_argument(
         "--validate",
         nargs="+",
         metavar="MEAS",
-        help="validation runs to show instead of those stored in RESULT.json",
+        help="validation measurement files to show instead of those stored in RESULT.json",
     )
     p.add_argument(
         "--robot",
         metavar="ROBOT",
-        help="robot file or built-in name (default: RESULT.json's robot_source if it exists, else its robot name)",
+        help="robot file (docs/robot-file.md) or built-in name (default: RESULT.json's robot_source if it "
+        "exists, else its robot name)",
     )
-    p.add_argument("--trajectory", metavar="TRAJ.json", help="the excitation trajectory (robid design)")
+    p.add_argument("--trajectory", metavar="TRAJ.json", help="the excitation trajectory written by robid design")
     p.add_argument(
         "--truth",
         metavar="TRUTH.json",
         help="reference values for the parameter table, e.g. from robid simulate --truth",
     )
-    p.add_argument("--mapping", metavar="MAP.yaml", help="layout of the --validate files (default: the stored one)")
-    p.add_argument("--title", help="page title")
+    p.add_argument("--mapping", metavar="MAP.yaml",
+                   help="mapping file: layout and units of the --validate files (default: the stored one)")
+    p.add_argument("--title", metavar="TEXT", help="page title (default: from RESULT.json)")
     p.add_argument(
         "--good-nrmse",
         type=float,
         default=5.0,
         metavar="PERCENT",
-        help="validation NRMSE below which a joint's fit is good (default 5)",
+        help="validation NRMSE in %% below which a joint's fit is good (default 5)",
     )
     p.add_argument(
         "--acceptable-nrmse",
         type=float,
         default=10.0,
         metavar="PERCENT",
-        help="NRMSE below which a fit is acceptable (default 10)",
+        help="NRMSE in %% below which a fit is acceptable (default 10)",
+    )
+    p.add_argument(
+        "--good-coverage",
+        type=float,
+        default=90.0,
+        metavar="PERCENT",
+        help="share of a joint's samples, in %%, that must lie inside the 95 %% prediction band for a good fit "
+        "(default 90)",
     )
     add_screening_arguments(p, "screening of the --validate files (row checks)")
     p.set_defaults(func=run)
@@ -70,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
     for f in filter(None, inputs):
         if Path(f).exists() and out.exists() and out.resolve() == Path(f).resolve():
             raise RobidInputError(f"{out}: --out would overwrite an input; choose another file")
+    if not 0 <= args.good_coverage <= 100:
+        raise RobidInputError(f"--good-coverage: a percentage 0..100, got {args.good_coverage:g}")
     if not 0 < args.good_nrmse <= args.acceptable_nrmse:
         raise RobidInputError(
             f"--good-nrmse/--acceptable-nrmse: expected 0 < good <= acceptable, got "
@@ -90,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
         mapping=args.mapping,
         policy=screening_policy(args) if custom_policy else None,
         thresholds=VerdictThresholds(
-            nrmse_good_percent=args.good_nrmse, nrmse_acceptable_percent=args.acceptable_nrmse
+            nrmse_good_percent=args.good_nrmse,
+            nrmse_acceptable_percent=args.acceptable_nrmse,
+            band_coverage_good_percent=args.good_coverage,
         ),
     )
     size = path.stat().st_size

@@ -15,25 +15,30 @@ def register(sub) -> None:
         "with rigid or elastic joints, friction, rotor inertia, gravity compensator, PD + feed-forward controller) "
         "and write what its controller would record: the canonical measurement CSV (t, q1.., tau1.. [, theta1..]).",
     )
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.yaml, .urdf) or built-in robot name")
-    p.add_argument("trajectory", metavar="TRAJ.json", help="excitation trajectory file (robid design)")
-    p.add_argument("--out", required=True, metavar="MEAS.csv", help="measurement file to write")
+    p.add_argument("robot", metavar="ROBOT",
+                   help="robot file (.yaml, .urdf; docs/robot-file.md) or built-in robot name (robid robots)")
+    p.add_argument("trajectory", metavar="TRAJ.json", help="excitation trajectory file written by robid design")
+    p.add_argument("--out", required=True, metavar="MEAS.csv",
+                   help="measurement file to write: t [s], q1.. [rad, m for prismatic joints], "
+                   "tau1.. [N m, N] (or i1.. [A]) [, theta1.. [rad]]")
     p.add_argument(
         "--noise",
         default="realistic",
         metavar="LEVEL",
         help="noise preset: none, low, realistic (default), high -- see docs/simulation.md",
     )
-    p.add_argument("--q-noise", type=float, metavar="RAD", help="position noise standard deviation (overrides LEVEL)")
+    p.add_argument("--q-noise", type=float, metavar="RAD",
+                   help="position noise standard deviation in rad (m for prismatic joints; overrides LEVEL)")
     p.add_argument(
         "--tau-noise", type=float, metavar="NM", help="torque noise standard deviation, N m (overrides LEVEL)"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the sensor noise (default 0)")
-    p.add_argument("--rate", type=float, default=250.0, metavar="HZ", help="sampling rate (default 250 Hz)")
+    p.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the sensor noise, an integer (default 0)")
+    p.add_argument("--rate", type=float, default=250.0, metavar="HZ", help="sampling rate in Hz (default 250)")
     p.add_argument("--periods", type=float, metavar="N", help="periods of the trajectory to run (default 2)")
-    p.add_argument("--duration", type=float, metavar="S", help="recorded length (default: periods x period)")
-    p.add_argument("--jitter", type=float, default=0.0, metavar="S", help="sampling-time jitter std (default 0)")
-    p.add_argument("--delay", type=float, default=0.0, metavar="S", help="measurement delay (default 0)")
+    p.add_argument("--duration", type=float, metavar="S", help="recorded length in s (default: periods x period)")
+    p.add_argument("--jitter", type=float, default=0.0, metavar="S",
+                   help="sampling-time jitter standard deviation in s (default 0)")
+    p.add_argument("--delay", type=float, default=0.0, metavar="S", help="measurement delay in s (default 0)")
     p.add_argument(
         "--encoder-counts",
         type=int,
@@ -41,15 +46,17 @@ def register(sub) -> None:
         metavar="N",
         help="motor encoder counts per revolution (default 16384; 0: no quantisation)",
     )
-    p.add_argument("--currents", action="store_true", help="write motor currents i1.. instead of torques tau1..")
+    p.add_argument("--currents", action="store_true",
+                   help="write motor currents i1.. [A] instead of torques tau1.. [N m]")
     p.add_argument(
         "--feedforward",
         choices=("rigid", "full", "none"),
         default="rigid",
         help="controller feed-forward: rigid bodies + rotor + balancer (default), full (+ friction), none",
     )
-    p.add_argument("--truth", metavar="TRUTH.json", help="also write the parameters the virtual robot used")
-    p.add_argument("--json", action="store_true", help="print a machine-readable summary")
+    p.add_argument("--truth", metavar="TRUTH.json",
+                   help="also write the parameters the virtual robot used (SI: kg, kg m, kg m^2, N m s/rad, N m, ...)")
+    p.add_argument("--json", action="store_true", help="print a machine-readable summary (JSON) instead of text")
     p.set_defaults(func=run)
 
 

@@ -4,11 +4,19 @@ Readers never raise on a bad row: they record it (``RawTable.problems``) and lea
 screening (:mod:`robid.io.screening`) can decide, for all rows at once, whether to refuse the file or drop the
 rows and record them. Rows are numbered as a user sees them in an editor: 1-based line numbers, header and
 skipped lines included. For ``.mat`` files the row is the 1-based sample index.
+
+Delimited files follow RFC 4180 quoting: a field in double quotes may hold the delimiter (``"1,5"``) and a doubled
+quote (``""``); blanks around a quoted field are ignored. A quote that is not closed, text after a closing quote,
+or a quote inside an unquoted field makes the row unreadable, with the column named. A number with a decimal comma
+(``"1,5"`` in a comma-separated file, ``1,5`` in a semicolon-separated one) is read as 1.5. ``1,500`` could also be
+a thousands separator: it is read as a decimal comma only when the file has an unambiguous decimal comma elsewhere
+(e.g. ``0,25`` or ``1,5``), else its row is unreadable with that reason.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,8 +97,12 @@ def read_text_table(path: Path, options: ReadOptions, fmt: str) -> RawTable:
             index += 1
         if index >= len(lines):
             raise RobidInputError(f"{path}: row {index + 1}: no header row (the file has {len(lines)} lines)")
-        names = _split(lines[index], delimiter)
-        names = [n.strip().strip('"').strip("'") for n in names]
+        try:
+            names = _split(lines[index], delimiter)
+        except _MalformedQuote as exc:
+            raise RobidInputError(f"{path}: row {index + 1} (header), column {exc.column}: {exc.reason}") from None
+        quotes = "'" if delimiter is not None else "'\""  # delimited: double quotes were read by _split
+        names = [n.strip().strip(quotes) for n in names]
         index += 1
     end = len(lines)
     while end > index and not lines[end - 1].strip():
@@ -111,28 +123,106 @@ def _skippable(line: str, comment: str | None) -> bool:
     return not line.strip() or (comment is not None and line.lstrip().startswith(comment))
 
 
+class _MalformedQuote(ValueError):
+    """A delimited line whose quoting cannot be read; ``column`` is 1-based."""
+
+    def __init__(self, column: int, reason: str):
+        super().__init__(f"column {column}: {reason}")
+        self.column = column
+        self.reason = reason
+
+
+_CELL_PATTERNS: dict[str, re.Pattern] = {}
+
+
+def _cell_pattern(delimiter: str) -> re.Pattern:
+    """One field at a position: a quoted one (blanks around it allowed) or an unquoted one without quotes."""
+    if delimiter not in _CELL_PATTERNS:
+        d = re.escape(delimiter)
+        _CELL_PATTERNS[delimiter] = re.compile(rf'[ \t]*"((?:[^"]|"")*)"[ \t]*(?={d}|$)|([^"{d}]*)(?={d}|$)')
+    return _CELL_PATTERNS[delimiter]
+
+
+def _quoted_cells(line: str, delimiter: str) -> list[str]:
+    """The fields of a delimited line with RFC 4180 quotes; raises :class:`_MalformedQuote` naming the column."""
+    pattern = _cell_pattern(delimiter)
+    cells: list[str] = []
+    pos = 0
+    while True:
+        m = pattern.match(line, pos)
+        if m is None:
+            rest = line[pos:].lstrip(" \t")
+            if not rest.startswith('"'):
+                reason = 'a quote (") inside an unquoted field; quote the whole field and double inner quotes'
+            elif re.match(r'"(?:[^"]|"")*"', rest) is None:
+                reason = f"unterminated quote: {_shown(rest)} has no closing quote on this line"
+            else:
+                reason = f"text after the closing quote in {_shown(rest.split(delimiter)[0])}"
+            raise _MalformedQuote(len(cells) + 1, reason)
+        cells.append(m.group(1).replace('""', '"') if m.group(1) is not None else m.group(2))
+        pos = m.end()
+        if pos >= len(line):
+            return cells
+        pos += len(delimiter)
+
+
+def _shown(text: str, width: int = 24) -> str:
+    text = text.strip()
+    return repr(text if len(text) <= width else text[: width - 3] + "...")
+
+
 def _split(line: str, delimiter: str | None) -> list[str]:
-    return line.split(delimiter) if delimiter is not None else line.split()
+    if delimiter is None:
+        return line.split()
+    return _quoted_cells(line, delimiter) if '"' in line else line.split(delimiter)
 
 
 def _count(line: str, delimiter: str | None) -> int:
     if not line.strip():
         return 0
+    if delimiter is not None and '"' in line:
+        return len(_quoted_cells(line, delimiter))
     return line.count(delimiter) + 1 if delimiter is not None else len(line.split())
 
 
+#: a number with a decimal comma: "1,5", "-0,25", ",5", "1,5e-3"
+_DECIMAL_COMMA = re.compile(r"[+-]?(\d*),(\d+)(?:[eE][+-]?\d+)?")
+#: a number with a decimal comma that could also be an integer with a thousands separator: "1,500", "-12,345"
+_THOUSANDS = re.compile(r"[+-]?[1-9]\d{0,2},\d{3}")
+
+
+def _number(cell: str) -> tuple[float, str]:
+    """The value of a cell and how it was read: "plain", "comma" (a decimal comma) or "ambiguous" ("1,500":
+    decimal comma or thousands separator); raises ValueError when the cell is not a number."""
+    try:
+        return float(cell), "plain"
+    except ValueError:
+        text = cell.strip()
+        if _DECIMAL_COMMA.fullmatch(text) is None:
+            raise
+        return float(text.replace(",", ".")), "ambiguous" if _THOUSANDS.fullmatch(text) else "comma"
+
+
 def _row_table(path: Path, body: list[str], line_no: np.ndarray, delimiter: str | None, names) -> RawTable:
-    counts = [_count(line, delimiter) for line in body]
+    problems: dict[int, tuple[int, str]] = {}
+    counts = []
+    for k, line in enumerate(body):
+        try:
+            counts.append(_count(line, delimiter))
+        except _MalformedQuote as exc:
+            counts.append(-1)
+            problems[k] = (int(line_no[k]), f"column {_label(exc.column - 1, names)}: {exc.reason}")
     if names is not None:
         expected = len(names)
     else:
-        nonzero = [c for c in counts if c]
+        nonzero = [c for c in counts if c > 0]
         if not nonzero:
             raise RobidInputError(f"{path}: no data rows")
         expected = Counter(nonzero).most_common(1)[0][0]
-    problems: dict[int, tuple[int, str]] = {}
     good = []
     for k, c in enumerate(counts):
+        if c < 0:
+            continue
         if c == expected:
             good.append(k)
         elif c == 0:
@@ -148,12 +238,7 @@ def _row_table(path: Path, body: list[str], line_no: np.ndarray, delimiter: str 
         if parsed is not None:
             values[good_idx] = parsed
         else:
-            for k in good:
-                row, reason = _parse_line(body[k], delimiter, names)
-                if reason is None:
-                    values[k] = row
-                else:
-                    problems[k] = (int(line_no[k]), reason)
+            _parse_lines(body, good, line_no, delimiter, names, values, problems)
     return RawTable(file=str(path), values=values, rows=line_no, names=names, problems=problems)
 
 
@@ -183,18 +268,48 @@ def _parse_block(lines: list[str], delimiter: str | None, ncol: int) -> np.ndarr
     return array
 
 
-def _parse_line(line: str, delimiter: str | None, names) -> tuple[np.ndarray | None, str | None]:
+def _label(c: int, names) -> str:
+    return f"{c + 1} ({names[c]})" if names is not None and c < len(names) else str(c + 1)
+
+
+def _parse_lines(body, good, line_no, delimiter, names, values, problems) -> None:
+    """The slow path, row by row (quoted fields, decimal commas, cells that are not numbers). A cell such as
+    ``1,500`` is read as a decimal comma only when another cell of the file has an unambiguous one."""
+    ambiguous: dict[int, str] = {}
+    decimal_comma = False
+    for k in good:
+        row, reason, kinds = _parse_line(body[k], delimiter, names)
+        decimal_comma = decimal_comma or "comma" in kinds
+        if reason is not None:
+            problems[k] = (int(line_no[k]), reason)
+        elif "ambiguous" in kinds:
+            values[k] = row
+            c = kinds.index("ambiguous")
+            cell = _split(body[k], delimiter)[c]
+            ambiguous[k] = (
+                f"column {_label(c, names)}: {_shown(cell)} has a comma that may be a decimal comma or a thousands "
+                "separator (write it with a decimal point, or without the separator)"
+            )
+        else:
+            values[k] = row
+    if not decimal_comma:
+        for k, reason in ambiguous.items():
+            values[k] = np.nan
+            problems[k] = (int(line_no[k]), reason)
+
+
+def _parse_line(line: str, delimiter: str | None, names) -> tuple[np.ndarray | None, str | None, list[str]]:
+    """(values, None, how each cell was read) or (None, reason, ...) for a row that is not all numbers."""
     cells = _split(line, delimiter)
     out = np.empty(len(cells))
+    kinds = []
     for c, cell in enumerate(cells):
         try:
-            out[c] = float(cell)
+            out[c], kind = _number(cell)
         except ValueError:
-            label = f"{c + 1} ({names[c]})" if names is not None and c < len(names) else str(c + 1)
-            shown = cell.strip()
-            shown = shown if len(shown) <= 24 else shown[:21] + "..."
-            return None, f"column {label}: {shown!r} is not a number"
-    return out, None
+            return None, f"column {_label(c, names)}: {_shown(cell)} is not a number", kinds
+        kinds.append(kind)
+    return out, None, kinds
 
 
 def _flat_table(path: Path, body: list[str], line_no: np.ndarray, delimiter: str | None, k: int) -> RawTable:
@@ -209,9 +324,15 @@ def _flat_table(path: Path, body: list[str], line_no: np.ndarray, delimiter: str
                     values=single[:, 0].reshape(n_samples, k),
                     rows=np.asarray(line_no[::k], dtype=int),
                 )
-    counts = np.asarray([_count(line, delimiter) for line in body], dtype=int)
+    split = []
+    for line, row in zip(body, line_no, strict=True):
+        try:
+            split.append(_split(line, delimiter) if line.strip() else [])
+        except _MalformedQuote as exc:
+            raise RobidInputError(f"{path}: row {row}, value {exc.column} of the line: {exc.reason}") from None
+    counts = np.asarray([len(cells) for cells in split], dtype=int)
     token_line = np.repeat(line_no, counts)
-    tokens = [tok for line in body for tok in _split(line, delimiter) if line.strip()]
+    tokens = [tok for cells in split for tok in cells]
     n_tokens = len(tokens)
     values = np.full(n_tokens, np.nan)
     bad_tokens: dict[int, str] = {}
@@ -221,9 +342,13 @@ def _flat_table(path: Path, body: list[str], line_no: np.ndarray, delimiter: str
     else:
         for idx, tok in enumerate(tokens):
             try:
-                values[idx] = float(tok)
+                values[idx], kind = _number(tok)
             except ValueError:
-                bad_tokens[idx] = f"{tok.strip()[:24]!r} is not a number"
+                bad_tokens[idx] = f"{_shown(tok)} is not a number"
+                continue
+            if kind == "ambiguous":  # "1,500": a decimal comma or a thousands separator
+                values[idx] = np.nan
+                bad_tokens[idx] = f"{_shown(tok)} may have a decimal comma or a thousands separator"
     n_samples = n_tokens // k
     problems: dict[int, tuple[int, str]] = {}
     for idx, reason in bad_tokens.items():

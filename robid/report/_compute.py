@@ -5,6 +5,7 @@ series) was computed by identification and is read from the record."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,51 @@ class JointUnits:
 
 def joint_units(robot) -> list[JointUnits]:
     return [JointUnits.of(j) for j in robot.model.joints]
+
+
+# ---- parameter units -------------------------------------------------------------------------------------
+
+#: SI unit of a standard parameter by its prefix (robid.model.terms): (revolute joint, prismatic joint). Inertial
+#: parameters are the link's and do not depend on the joint type; the others act along the joint's coordinate.
+#: Balancers as in docs/compensator.md: spring stiffness N/m and k*l0 N (forces along the balancer), gas
+#: pressure Pa, Fourier coefficients torques.
+PARAMETER_UNITS: dict[str, tuple[str, str]] = {
+    "m": ("kg", "kg"),
+    "mx": ("kg m", "kg m"),
+    "my": ("kg m", "kg m"),
+    "mz": ("kg m", "kg m"),
+    **{f"I{a}": ("kg m\u00b2", "kg m\u00b2") for a in ("xx", "xy", "xz", "yy", "yz", "zz")},
+    "Ia": ("kg m\u00b2", "kg"),  # reflected rotor inertia
+    "Iam": ("kg m\u00b2", "kg"),
+    "fv": ("N m s/rad", "N s/m"),  # viscous friction
+    "fvm": ("N m s/rad", "N s/m"),
+    "fl": ("N m s/rad", "N s/m"),  # link-side viscous friction of an elastic joint
+    "fc": ("N m", "N"),  # Coulomb friction
+    "fcm": ("N m", "N"),
+    "f0": ("N m", "N"),  # offset
+    "k": ("N m/rad", "N/m"),  # joint stiffness
+    "d": ("N m s/rad", "N s/m"),  # joint damping
+    "comp_k": ("N/m", "N/m"),
+    "comp_kl0": ("N", "N"),
+    "comp_p0": ("Pa", "Pa"),
+}
+
+
+def parameter_unit(name: str, robot) -> str:
+    """SI unit of a (standard or base) parameter from its name ``<prefix>_<joint>``; a base parameter is named
+    after its lead standard parameter and takes its unit. An empty string when the name is not a known kind."""
+    joints = sorted(robot.model.joints, key=lambda j: -len(j.name))
+    joint = next((j for j in joints if name.endswith(f"_{j.name}") and len(name) > len(j.name) + 1), None)
+    if joint is None:
+        return ""
+    prefix = name[: -len(joint.name) - 1]
+    if re.fullmatch(r"comp_b\d+", prefix):  # Fourier balancer: torque coefficients
+        units = ("N m", "N")
+    else:
+        units = PARAMETER_UNITS.get(prefix)
+    if units is None:
+        return ""
+    return units[0] if joint.revolute else units[1]
 
 
 # ---- limits ----------------------------------------------------------------------------------------------

@@ -21,10 +21,12 @@ from robid.robot import Robot
 
 @dataclass(frozen=True)
 class VerdictThresholds:
-    """Verdict thresholds (percent of the measured RMS torque per joint, and truth deviation in std)."""
+    """Verdict thresholds (percent of the measured RMS torque per joint; percent of a joint's samples inside the 95 %
+    prediction band that a good fit needs too; truth deviation in std)."""
 
     nrmse_good_percent: float = 5.0
     nrmse_acceptable_percent: float = 10.0
+    band_coverage_good_percent: float = 90.0
     reference_sigma: float = 3.0
 
 

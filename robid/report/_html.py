@@ -35,7 +35,7 @@ table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
 th, td { border: 1px solid var(--line); padding: 0.25rem 0.5rem; vertical-align: top; }
 th { background: #eef1f4; text-align: left; font-weight: 600; }
 tbody tr:nth-child(even) { background: var(--zebra); }
-td.cls { white-space: nowrap; }
+td.cls, td.unit { white-space: nowrap; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.expr { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.76rem; min-width: 16rem;
           max-width: 30rem; overflow-wrap: anywhere; color: var(--muted); }
@@ -44,7 +44,10 @@ td.small { font-size: 0.8rem; }
 code, pre { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.82rem; }
 pre { background: var(--zebra); border: 1px solid var(--line); padding: 0.5rem 0.7rem; white-space: pre-wrap;
       overflow-wrap: anywhere; }
-.table-wrap { overflow-x: auto; max-width: 100%; }
+/* wide tables (the parameter table, many runs or joints) scroll sideways inside the page instead of being cut off */
+.table-wrap { overflow-x: auto; max-width: 100%; margin: 0.5rem 0 1rem; }
+.table-wrap > table { margin: 0; }
+section > table, details > table { display: block; overflow-x: auto; max-width: 100%; }
 figure { margin: 0.8rem 0 1.4rem; }
 figure img { display: block; max-width: 100%; height: auto; border: 1px solid var(--line); }
 figcaption { color: var(--muted); font-size: 0.9rem; margin-top: 0.3rem; }
@@ -60,7 +63,8 @@ figcaption { color: var(--muted); font-size: 0.9rem; margin-top: 0.3rem; }
 .info { border-left-color: var(--info); } .badge.info, td.info { background: var(--info-bg); color: var(--info); }
 tr.flag td { background: var(--bad-bg); }
 details summary { cursor: pointer; color: var(--accent); }
-@media print { nav.toc { display: none; } section { break-inside: avoid-page; } }
+@media print { nav.toc { display: none; } section { break-inside: avoid-page; }
+               .table-wrap { overflow-x: visible; } table { font-size: 0.7rem; } td.expr { max-width: 18rem; } }
 """
 
 PAGE = """<!DOCTYPE html>

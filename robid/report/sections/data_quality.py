@@ -3,12 +3,32 @@ it dropped or did not use, with the reason."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from robid.report._compute import joint_units
 from robid.report.section import Section, num
 
 MAX_ROWS_LISTED = 200
+
+#: a speed threshold in the signal stage's account, e.g. "(|qd| < 0.2)" or "|qd| >= 0.05 by ...", without a unit
+_SPEED = re.compile(
+    r"(\|qd\|\s*(?:<|<=|>=|>)\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\d.eE+-]|\s*(?:rad/s|m/s))"
+)
+
+
+def speed_unit(robot) -> str:
+    """Unit of a joint-speed threshold that applies to every joint: rad/s, m/s, or both for a mixed robot."""
+    kinds = {j.revolute for j in robot.model.joints}
+    if kinds == {True}:
+        return "rad/s"
+    return "m/s" if kinds == {False} else "rad/s (m/s for prismatic joints)"
+
+
+def with_speed_units(lines, robot) -> list[str]:
+    """The processing account with the unit after every |qd| threshold (the record stores it in SI, unitless)."""
+    unit = speed_unit(robot)
+    return [_SPEED.sub(lambda m: f"{m.group(1)} {unit}", line) for line in lines]
 
 
 def _band(run) -> str:
@@ -31,7 +51,12 @@ def _overview(run) -> list[tuple[str, object]]:
         rejected = run.rejected_periods
         overview.append(("period", f"{num(run.period_s, 6)} s ({run.period_source or '?'})"))
         left_out = f"; left out: {', '.join(map(str, rejected))}" if rejected else "; none left out"
-        overview.append(("periods averaged", f"{run.n_periods}{left_out}"))
+        if run.mode == "periodic" and run.n_periods > 1:
+            overview.append(("periods averaged", f"{run.n_periods}{left_out}"))
+        elif run.mode == "periodic-samples":
+            overview.append(("periods used", f"{run.n_periods}, every sample (not averaged){left_out}"))
+        else:
+            overview.append(("periods used", f"{run.n_periods} (not averaged){left_out}"))
     overview.append(("band kept", _band(run)))
     if any(run.trimmed_samples):
         overview.append(
@@ -70,7 +95,7 @@ def _noise_rows(run, units, joint_names) -> list[dict]:
     return rows
 
 
-def _run_context(run, units, joint_names) -> dict:
+def _run_context(run, units, joint_names, robot) -> dict:
     reasons: dict[str, list[int]] = {}
     for r in run.dropped_rows:
         reasons.setdefault(r.reason, []).append(r.row)
@@ -85,8 +110,8 @@ def _run_context(run, units, joint_names) -> dict:
         "overview": _overview(run),
         "noise_method": run.noise.method,
         "noise_rows": _noise_rows(run, units, joint_names),
-        "method": run.method,
-        "notes": run.notes,
+        "method": with_speed_units(run.method, robot),
+        "notes": with_speed_units(run.notes, robot),
         "dropped": run.dropped_rows[:MAX_ROWS_LISTED],
         "dropped_total": len(run.dropped_rows),
         "by_reason": by_reason,
@@ -122,18 +147,19 @@ residual; the processed noise is what the weighted estimator uses.</p>
 <p class="caption">Noise estimate: {{ r.noise_method }}.</p>
 {% if r.dropped_total %}
 <p><strong>{{ r.dropped_total }} row(s) dropped while reading</strong>, by reason:</p>
-<table><thead><tr><th>reason</th><th>rows</th><th>file rows (1-based, header counted)</th></tr></thead><tbody>
+<div class="table-wrap"><table>
+<thead><tr><th>reason</th><th>rows</th><th>file rows (1-based, header counted)</th></tr></thead><tbody>
 {% for b in r.by_reason %}
 <tr><td>{{ b.reason }}</td><td class="n">{{ b.count }}</td><td>{{ b.rows }}</td></tr>
 {% endfor %}
-</tbody></table>
+</tbody></table></div>
 <details><summary>every dropped row
 {%- if r.dropped_total > r.dropped|length %} (first {{ r.dropped|length }}){% endif %}</summary>
-<table><thead><tr><th>row</th><th>sample</th><th>reason</th></tr></thead><tbody>
+<div class="table-wrap"><table><thead><tr><th>row</th><th>sample</th><th>reason</th></tr></thead><tbody>
 {% for d in r.dropped %}
 <tr><td class="n">{{ d.row }}</td><td class="n">{{ d.sample }}</td><td>{{ d.reason }}</td></tr>
 {% endfor %}
-</tbody></table></details>
+</tbody></table></div></details>
 {% else %}
 <p>No row dropped while reading.</p>
 {% endif %}
@@ -153,7 +179,7 @@ residual; the processed noise is what the weighted estimator uses.</p>
         units = joint_units(data.robot)
         u = units[0]
         return {
-            "runs": [_run_context(r, units, data.robot.joint_names) for r in data.runs],
+            "runs": [_run_context(r, units, data.robot.joint_names, data.robot) for r in data.runs],
             "pu": u.position,
             "vu": u.velocity,
             "au": u.acceleration,

@@ -11,7 +11,7 @@ import numpy as np
 
 from robid.report import _figures as F
 from robid.report.section import Section, num
-from robid.report.sections.torque import time_label
+from robid.report.sections.torque import run_time
 
 #: base-parameter prefixes of the elastic layout and what they are
 ELASTIC_PARAMETERS = {"k": ("stiffness", "N m/rad"), "d": ("spring damping", "N m s/rad"),
@@ -108,7 +108,7 @@ def _deflection(data, run) -> dict | None:
     if d.deflection_measured is None or d.deflection_predicted is None:
         return None
     robot = data.robot
-    t = np.asarray(d.t, dtype=float)
+    t, _ = run_time(run)
     measured = DEFLECTION_SCALE * d.array("deflection_measured")
     predicted = DEFLECTION_SCALE * d.array("deflection_predicted")
     joints = [j for j, column in enumerate(d.deflection_measured) if column is not None]
@@ -147,7 +147,7 @@ def _deflection_figures(data, run, t, measured, predicted, joints, table) -> lis
                 axd.axhline(0.0, color=F.MEASURED, lw=0.6)
                 axd.set_ylabel("difference")
             F.legend_on_top(fig, axes[0])
-            axes[-1].set_xlabel(time_label(run))
+            axes[-1].set_xlabel(run_time(run)[1])
             label = ", ".join(names[joints[k]] for k in group)
             figs.append(F.figure_html(
                 fig,

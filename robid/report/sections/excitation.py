@@ -147,9 +147,9 @@ class ExcitationSection(Section):
     anchor = "excitation"
     template = """
 {% if design %}
-<table><tbody>
+<div class="table-wrap"><table><tbody>
 {% for k, v in design %}<tr><th>{{ k }}</th><td>{{ v }}</td></tr>{% endfor %}
-</tbody></table>
+</tbody></table></div>
 {% for f in figures %}{{ f }}{% endfor %}
 {% elif usage %}
 <p class="note">No trajectory file was given (<code>--trajectory TRAJ.json</code>): the designed motion, its

@@ -18,7 +18,7 @@ class ModelSection(Section):
     title = "Robot model and parameter counts"
     anchor = "model"
     template = """
-<table>
+<div class="table-wrap"><table>
 <tbody>
 <tr><th>robot</th><td>{{ name }}</td></tr>
 <tr><th>source</th><td><code>{{ source }}</code></td></tr>
@@ -30,7 +30,7 @@ class ModelSection(Section):
 <tr><th>base parameter classes</th><td>{{ classes }}</td></tr>
 <tr><th>estimator</th><td>{{ method }}{% if condition %}; condition number {{ condition }}{% endif %}</td></tr>
 </tbody>
-</table>
+</table></div>
 <h3>Joints</h3>
 <div class="table-wrap"><table>
 <thead><tr><th>joint</th><th>type</th><th>position range</th><th>velocity limit</th><th>acceleration limit</th>

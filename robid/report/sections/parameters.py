@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from robid.report._compute import parameter_unit
 from robid.report.section import Section, num
 
 CLASS_LEVEL = {"well-identified": "good", "poorly-identified": "warn", "barely-excited": "bad"}
@@ -20,7 +21,7 @@ class ParametersSection(Section):
 of {{ ref_labels }}.</p>{% endif %}
 <div class="table-wrap"><table class="params">
 <thead><tr><th>#</th><th>name = expression in standard parameters</th><th>value</th><th>std</th>
-<th>rel. std</th><th>class</th><th>nominal</th>
+<th>unit</th><th>rel. std</th><th>class</th><th>nominal</th>
 {% if unconstrained %}<th>unconstrained</th>{% endif %}
 {% for label in refs %}<th>{{ label }}</th><th title="|value \u2212 {{ label }}| / std">deviation / std</th>{% endfor %}
 {% if correlated %}<th>correlated with</th>{% endif %}</tr></thead>
@@ -29,7 +30,8 @@ of {{ ref_labels }}.</p>{% endif %}
 <tr{% if p.flag %} class="flag"{% endif %}><td class="n">{{ loop.index }}</td>
 <td class="expr"><code class="name">{{ p.name }}</code>{% if p.grouped %}<br>= {{ p.expression }}{% endif %}</td>
 <td class="n">{{ p.value | num }}</td><td class="n">{{ p.std | num(3) }}</td>
-<td class="n">{{ p.rel | pct }}</td><td class="cls {{ p.level }}">{{ p.cls }}</td>
+<td class="unit">{{ p.unit or "\u2013" }}</td><td class="n">{{ p.rel | pct }}</td>
+<td class="cls {{ p.level }}">{{ p.cls }}</td>
 <td class="n">{{ p.nominal | num }}</td>
 {% if unconstrained %}<td class="n">{{ p.unconstrained | num }}</td>{% endif %}
 {% for r in p.refs %}
@@ -38,8 +40,12 @@ of {{ ref_labels }}.</p>{% endif %}
 {% if correlated %}<td class="small">{{ p.correlated }}</td>{% endif %}</tr>
 {% endfor %}
 </tbody></table></div>
-<p class="caption">Units SI (kg, kg m, kg m\u00b2, N m s/rad, N m, \u2026). Relative std = std / |value|. The
-std is that of the {{ std_of }} estimate.</p>
+<p class="caption">The unit column holds the SI unit of the value, the std, the nominal value and the references
+of its row. It is derived from the parameter's kind: mass kg, first moment kg m, inertia and rotor inertia
+kg m\u00b2, viscous friction N m s/rad, Coulomb friction and offset N m, stiffness N m/rad, damping N m s/rad (for
+a prismatic joint kg, N s/m, N, N/m), balancers as in docs/compensator.md (spring k N/m, k\u00b7l0 N, gas p0 Pa,
+Fourier coefficients N m). A grouped base parameter has the unit of the standard parameter it is named after.
+Relative std = std / |value|. The std is that of the {{ std_of }} estimate.</p>
 """
 
     def context(self, data) -> dict:
@@ -48,7 +54,9 @@ std is that of the {{ std_of }} estimate.</p>
         k = data.thresholds.reference_sigma
         refs = data.references
         nominal = data.nominal
-        rows = [_row(i, p, nominal[i], refs, k) for i, p in enumerate(params)]
+        rows = [
+            _row(i, p, nominal[i], refs, k) | {"unit": parameter_unit(p.name, data.robot)} for i, p in enumerate(params)
+        ]
         return {
             "intro": (
                 f"{len(params)} base parameters, values by {record.method}. Each base parameter is named after the "

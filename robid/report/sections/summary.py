@@ -32,39 +32,77 @@ def nrmse_level(value, thresholds) -> str:
     return "warn" if value < thresholds.nrmse_acceptable_percent else "bad"
 
 
+def fit_level(nrmse, coverage, thresholds) -> str:
+    """A joint's fit: the NRMSE level, but GOOD only when at least ``band_coverage_good_percent`` of its samples
+    lie inside the 95 % prediction band too (fewer: the band, i.e. the model or the noise estimate, is wrong for
+    that joint, however small the error); a joint without a coverage is judged by its NRMSE alone."""
+    level = nrmse_level(nrmse, thresholds)
+    if level == "good" and coverage is not None and coverage < thresholds.band_coverage_good_percent:
+        return "warn"
+    return level
+
+
+def fit_rule(th) -> str:
+    return (
+        f"NRMSE = RMS(measured \u2212 predicted) / RMS(measured) per joint. Good: NRMSE < "
+        f"{num(th.nrmse_good_percent)} % and at least {num(th.band_coverage_good_percent)} % of the samples inside "
+        f"the 95 % prediction band; acceptable (CHECK): NRMSE < {num(th.nrmse_acceptable_percent)} %, or a good "
+        f"NRMSE with fewer samples inside the band; poor otherwise."
+    )
+
+
+def _worst(columns, index: int, joint: int, pick):
+    values = [c[index][joint] for c in columns if c[index][joint] is not None]
+    return pick(values) if values else None
+
+
 def fit_quality(data) -> tuple[Verdict, dict]:
     th = data.thresholds
     joints = data.robot.joint_names
     record = data.record
-    columns = [(run.role, Path(run.file).name, list(run.fit.nrmse_percent())) for run in data.runs]
+
+    def coverage(fit) -> list:
+        return [m.inside_band_percent for m in fit.per_joint]
+
+    columns = [(run.role, Path(run.file).name, list(run.fit.nrmse_percent()), coverage(run.fit)) for run in data.runs]
     if not record.data:
-        columns.insert(0, ("identification", "all files", list(record.metrics.nrmse_percent())))
+        metrics = record.metrics
+        columns.insert(0, ("identification", "all files", list(metrics.nrmse_percent()), coverage(metrics)))
     val = [c for c in columns if c[0] == "validation"]
     judged = val or [c for c in columns if c[0] == "identification"]
-    worst = [max((c[2][j] for c in judged if c[2][j] is not None), default=None) for j in range(len(joints))]
-    rule = (
-        f"NRMSE = RMS(measured \u2212 predicted) / RMS(measured) per joint; good < {num(th.nrmse_good_percent)} %, "
-        f"acceptable < {num(th.nrmse_acceptable_percent)} %, poor otherwise."
-    )
+    worst = [_worst(judged, 2, j, max) for j in range(len(joints))]
+    inside = [_worst(judged, 3, j, min) for j in range(len(joints))]
+    rule = fit_rule(th)
     if not judged:
         return Verdict("Fit quality", "info", "no torque metrics available", [rule]), {"columns": [], "rows": []}
-    levels = [nrmse_level(w, th) for w in worst]
+    levels = [fit_level(w, c, th) for w, c in zip(worst, inside, strict=True)]
     level = max(levels, key=_ORDER.get)
     on = "validation runs" if val else "the identification data only (no validation run: optimistic)"
     finite = [w for w in worst if w is not None]
     if level == "good":
-        head = f"every joint below {num(th.nrmse_good_percent)} % on {on}"
-    else:
-        bad = [f"{joints[j]} {num(worst[j], 3)} %" for j in range(len(joints)) if levels[j] != "good"]
-        head = f"{len(bad)} of {len(joints)} joints at or above {num(th.nrmse_good_percent)} % on {on}: " + ", ".join(
-            bad
+        head = (
+            f"every joint below {num(th.nrmse_good_percent)} % with at least "
+            f"{num(th.band_coverage_good_percent)} % of its samples inside the 95 % band on {on}"
         )
+    else:
+        bad = []
+        for j in range(len(joints)):
+            if levels[j] == "good":
+                continue
+            why = f"{joints[j]} {num(worst[j], 3)} %"
+            if inside[j] is not None and inside[j] < th.band_coverage_good_percent:
+                why += f" (only {num(inside[j], 3)} % inside the band)"
+            bad.append(why)
+        head = f"{len(bad)} of {len(joints)} joints not good on {on}: " + ", ".join(bad)
     details = [rule]
     if finite:
         details.append(f"worst joint {num(max(finite), 3)} %, best {num(min(finite), 3)} %")
+    shares = [c for c in inside if c is not None]
+    if shares:
+        details.append(f"samples inside the 95 % band: lowest {num(min(shares), 3)} %, highest {num(max(shares), 3)} %")
     rows = []
     for j, name in enumerate(joints):
-        cells = [(c[2][j], nrmse_level(c[2][j], th)) for c in columns]
+        cells = [(c[2][j], c[3][j], fit_level(c[2][j], c[3][j], th)) for c in columns]
         rows.append({"joint": name, "cells": cells})
     table = {"columns": [f"{c[0]}: {c[1]}" for c in columns], "rows": rows}
     return Verdict("Fit quality", level, head, details), table
@@ -189,16 +227,19 @@ class SummarySection(Section):
 {% endfor %}
 </div>
 {% if fit.columns %}
-<h3>Torque NRMSE per joint</h3>
+<h3>Torque NRMSE and samples inside the 95 % band, per joint</h3>
 <div class="table-wrap"><table>
-<thead><tr><th>joint</th>{% for c in fit.columns %}<th>{{ c }}</th>{% endfor %}</tr></thead>
+<thead><tr><th rowspan="2">joint</th>{% for c in fit.columns %}<th colspan="2">{{ c }}</th>{% endfor %}</tr>
+<tr>{% for c in fit.columns %}<th>NRMSE</th><th>inside band</th>{% endfor %}</tr></thead>
 <tbody>
 {% for r in fit.rows %}
 <tr><td>{{ r.joint }}</td>
-{% for value, level in r.cells %}<td class="n {{ level }}">{{ value | pct }}</td>{% endfor %}
+{% for value, inside, level in r.cells %}<td class="n {{ level }}">{{ value | pct }}</td>
+<td class="n {{ level }}">{{ inside | pct }}</td>{% endfor %}
 </tr>
 {% endfor %}
 </tbody></table></div>
+<p class="caption">A cell pair is coloured by the joint's verdict on that run: {{ fit_rule }}</p>
 {% endif %}
 {% if notes %}
 <h3>Notes</h3>
@@ -209,4 +250,4 @@ class SummarySection(Section):
     def context(self, data) -> dict:
         fit, table = fit_quality(data)
         verdicts = [fit, identifiability(data), physical_consistency(data), data_rejected(data)]
-        return {"verdicts": verdicts, "fit": table, "notes": list(data.notes)}
+        return {"verdicts": verdicts, "fit": table, "notes": list(data.notes), "fit_rule": fit_rule(data.thresholds)}

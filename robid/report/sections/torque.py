@@ -24,9 +24,9 @@ def _run_arrays(data, run) -> dict:
 
     predicted = d.array("tau_predicted")
     measured = d.array("tau_measured")
-    t = np.asarray(d.t)
+    t, _ = run_time(run)
     return {
-        "t": t - float(t[0]),
+        "t": t,
         "measured": used(measured),
         "predicted": used(predicted),
         "lo": used(predicted - K95 * std_total),
@@ -49,7 +49,7 @@ def _time_figures(data, run, a) -> list:
     names = data.robot.joint_names
     units = joint_units(data.robot)
     t = a["t"]
-    xlabel = time_label(run)
+    _, xlabel = run_time(run)
     figs = []
     for group in F.joint_groups(data.robot.dof):
         with F.style():
@@ -165,15 +165,28 @@ def _spectrum_figure(data, run):
         )
 
 
-def time_label(run) -> str:
-    """The x-axis label of a run's series: time in the averaged period, in the periods, or in the record."""
-    if run.mode == "periodic" and run.n_periods > 1:
-        return "time in the averaged period [s]"
+def averaged(run) -> bool:
+    """Whether the run's series is one period averaged over several (robid.signals periodic path); every other run
+    (one period, whole periods sample by sample, a rest-to-rest segment, a non-periodic record) is its own samples."""
+    return run.mode == "periodic" and run.n_periods > 1
+
+
+def run_time(run) -> tuple[np.ndarray, str]:
+    """The x axis of a run's series and its label, by what the run is: the time in the period (from 0) for a
+    period averaged over several; the record's own time for every run that was not averaged, so that a sample
+    can be found in the file."""
+    d = run.display
+    t = np.asarray(d.t, dtype=float)  # from the first processed sample
+    if averaged(run):
+        return t, f"time in the period, averaged over {run.n_periods} periods [s]"
+    t = t + float(d.t0)
     if run.mode == "periodic-samples":
-        return f"time in the {run.n_periods} periods [s]"
-    if run.periodic:
-        return "time in the period [s]"
-    return "time from the start of the used record [s]"
+        return t, f"time in the record: {run.n_periods} whole periods, every sample (not averaged) [s]"
+    if run.mode == "periodic":
+        return t, "time in the record: one period (not averaged) [s]"
+    if run.mode == "rest-to-rest":
+        return t, "time in the record: one rest-to-rest run (not averaged) [s]"
+    return t, "time in the record (not averaged) [s]"
 
 
 def _table(data, run) -> list[dict]:
