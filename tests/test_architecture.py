@@ -37,7 +37,7 @@ def test_numerical_packages_read_and_write_no_file(package):
     assert not [m for m in _outside(package) if m.startswith("robid.io")]
 
 
-@pytest.mark.parametrize("package", ["identification", "estimation", "signals"])
+@pytest.mark.parametrize("package", ["identification", "estimation", "signals", "payload", "export"])
 def test_identification_side_never_imports_the_virtual_robot(package):
     assert not [m for m in _outside(package) if m.startswith("robid.simulation")]
 
@@ -54,9 +54,14 @@ def test_the_report_renders_the_record_and_processes_nothing():
 
 def test_no_package_imports_the_command_line_or_the_campaign():
     for package in ("model", "symbolic", "dynamics", "excitation", "signals", "estimation", "simulation", "io",
-                    "elastic", "identification", "report", "record"):
+                    "elastic", "identification", "report", "record", "payload", "export", "schemas"):
         used = _outside(package)
         assert not [m for m in used if m.startswith(("robid.cli", "robid.campaign"))], package
+
+
+def test_the_file_definitions_are_a_leaf():
+    """robid.schemas describes the input files; the readers import it, it imports nothing of robid."""
+    assert _outside("schemas") == set()
 
 
 def test_reading_a_result_loads_no_numerical_code_but_numpy():
