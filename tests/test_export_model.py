@@ -106,11 +106,10 @@ def test_urdf_through_pinocchio_reproduces_the_identified_prediction(ur10e_resul
     set, the nearest consistent one, whose distance the header states."""
     robot, record = ur10e_results["robot"], ur10e_results[method]
     out = tmp_path / "ur10e.urdf"
-    assert main([
-        "export-model", str(ur10e_results["folder"] / f"{method}.json"), "--format", "urdf", "--out", str(out),
-    ]) == 0
+    source = str(ur10e_results["folder"] / f"{method}.json")
+    assert main(["export-model", source, "--format", "urdf", "--out", str(out)]) == 0
     text = out.read_text()
-    exported = export_model(record, robot, "urdf", source=f"{method}.json")
+    exported = export_model(record, robot, "urdf", source=source)
     assert exported.text == text  # deterministic: no clock in the header
     s = exported.standard
     q, qd, qdd = _states(robot.model, 50, 3)
@@ -126,6 +125,7 @@ def test_urdf_through_pinocchio_reproduces_the_identified_prediction(ur10e_resul
         assert "have a physically consistent standard set" in text
     else:
         assert s.identified_consistent is False and s.mahalanobis > 0 and "NO physically consistent" in text
+        assert "Mahalanobis distance" in text and 'effort="1000000000.0"' in text
     assert s.exported_consistent
     assert f"method {method}" in text and "torque NRMSE" in text
 
@@ -248,8 +248,10 @@ def test_bad_requests_are_refused_with_exit_2(ur10e_results, tmp_path, capsys):
     folder = ur10e_results["folder"]
     assert main(["export-model", str(folder / "wls.json"), "--format", "yaml", "--out", str(tmp_path / "x.yaml"),
                  "--robot", str(DATA / "ur10e_like.urdf")]) == 2
-    assert "base parameters" in capsys.readouterr().err  # another robot than the result's
+    assert "use the robot it was identified with" in capsys.readouterr().err  # another robot than the result's
     assert main(["export-model", str(folder / "missing.json"), "--format", "urdf", "--out", str(tmp_path / "x")]) == 2
+    assert main(["export-model", str(folder / "wls.json"), "--format", "json", "--out", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
     assert main(["export-model", str(folder / "wls.json"), "--format", "urdf", "--out", str(folder / "wls.json")]) == 2
     assert not (tmp_path / "x").exists()
 

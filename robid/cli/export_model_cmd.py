@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         raise RobidInputError(f"{out}: --out would overwrite RESULT.json; choose another file")
     record = read_result(result_path)
     robot = resolve_robot(args.robot, record, result_path)
-    exported = export_model(record, robot, args.format, source=str(result_path), prefix=args.prefix)
+    exported = export_model(record, robot, args.format, source=args.result, prefix=args.prefix)
     write_atomic(out, exported.text)
     s = exported.standard
     w = sys.stdout.write
@@ -74,6 +74,6 @@ def run(args: argparse.Namespace) -> int:
           " (relative)\n")
     else:
         maha = f" (Mahalanobis distance {s.mahalanobis:.3g})" if s.mahalanobis is not None else ""
-        w(f"the identified base values have no physically consistent standard set: exported the nearest one{maha}, "
-          f"moving {len(s.moved)} base parameter(s); see the file's header\n")
+        w(f"the identified base values have no physically consistent standard set: exported the nearest one{maha}; "
+          f"{len(s.moved)} base parameter(s) moved by more than their standard deviation (see the file's header)\n")
     return 0

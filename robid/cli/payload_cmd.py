@@ -150,6 +150,12 @@ def run_design(args: argparse.Namespace) -> int:
     print(f"moving {names}; period {args.period:g} s, {args.harmonics} harmonics, rest-to-rest")
     print(f"payload columns: cond {design.criteria.cond:.4g} (column-scaled), rank {design.criteria.rank}/10")
     print(f"limits: {design.check_summary}")
+    if design.criteria.rank < 10:
+        before = joints[0]  # 0-based index of the joint before the moving ones = its 1-based number
+        hint = (f"; moving the joint before them too (--joints {before}-{joints[-1] + 1}) gives the mass a lever arm "
+                "of its own (a spherical wrist sees it only with the COM along the flange axis)" if before >= 1 else "")
+        sys.stderr.write(f"robid: warning: this motion determines only {design.criteria.rank} of the payload's 10 "
+                         f"parameters{hint} (docs/payload.md)\n")
     if not design.check_ok:
         sys.stderr.write("robid: error: the design violates a limit (see above)\n")
         return 1

@@ -68,8 +68,10 @@ def python_source(model, terms, values, base_indices, base_names, base_values, h
         f"BASE_NAMES = ({names},)\n"
         f"BASE_VALUES = np.array([\n    {numbers},\n])\n\n\n"
         "def inverse_dynamics(q, qd, qdd):\n"
-        '    """(N, dof) joint torques (N m, N) of the identified model."""\n'
-        "    return _folded_inverse_dynamics(q, qd, qdd, ())\n\n\n"
+        '    """(N, dof) joint torques (N m, N) of the identified model; one sample (dof,) gives (dof,)."""\n'
+        "    single = np.ndim(q) == 1\n"
+        "    tau = _folded_inverse_dynamics(np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(qdd), ())\n"
+        "    return tau[0] if single else tau\n\n\n"
         + folded + "\n\n" + regressor
     )
 

@@ -10,6 +10,7 @@ nominal values). The header holds no clock time: the same result exports to the 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def header_lines(record: IdentificationRecord, standard: ExportedStandardSet, so
     well = sum(1 for c in classes.values() if c == "well-identified")
     lines = [
         f"Identified dynamic model of robot {record.robot!r}, exported by robid {__version__} export-model.",
-        f"Result: {Path(source).name} (method {record.method}; terms {', '.join(record.terms)}; "
+        f"Result: {source} (method {record.method}; terms {', '.join(record.terms)}; "
         f"{len(record.base_parameters)} base parameters, {well} well-identified).",
         f"Runs: {', '.join(Path(r.file).name for r in record.data)} (identification)"
         + (f"; {', '.join(Path(r.file).name for r in record.validation_data)} (validation)"
@@ -62,22 +63,26 @@ def header_lines(record: IdentificationRecord, standard: ExportedStandardSet, so
         *_fit_lines(record),
     ]
     if standard.identified_consistent:
-        lines.append("The identified base values have a physically consistent standard set: it is this one.")
-    else:
         lines.append(
-            "The identified base values have NO physically consistent standard set; this is the nearest consistent "
-            f"one (Mahalanobis distance {standard.mahalanobis:.3g} in the estimate's covariance), moving "
-            + ", ".join(f"{n} {a:.6g} -> {b:.6g}" for n, a, b in standard.moved[:6])
-            + (" ..." if len(standard.moved) > 6 else "")
-            if standard.mahalanobis is not None
-            else "The identified base values have NO physically consistent standard set; this is the nearest one."
+            "The identified base values have a physically consistent standard set. Standard parameters: the "
+            "consistent set that reproduces them (largest relative deviation of a base value "
+            f"{standard.base_mismatch:.1e}) and, where the data do not determine them (unidentifiable or grouped "
+            "parameters), is nearest to the robot file's nominal values."
         )
-    lines.append(
-        "Standard parameters: the consistent set that reproduces these base values (largest relative deviation "
-        f"from the identified ones {standard.base_mismatch:.1e}) and is nearest to the robot file's nominal "
-        "values; parameters the data do not determine (unidentifiable, or grouped) keep their nominal values "
-        "as far as the identified combinations allow."
-    )
+    else:
+        distance = (f" at a Mahalanobis distance of {standard.mahalanobis:.3g} in the estimate's covariance"
+                    if standard.mahalanobis is not None else "")
+        moved = (
+            f"; {len(standard.moved)} moved by more than their standard deviation: "
+            + ", ".join(f"{n} {a:.6g} -> {b:.6g}" for n, a, b in standard.moved[:6])
+            + (", ..." if len(standard.moved) > 6 else "")
+            if standard.moved else "; none moved by more than its standard deviation"
+        )
+        lines.append(
+            "The identified base values have NO physically consistent standard set. Exported: the nearest "
+            f"consistent base values{distance}{moved}. Standard parameters: a consistent set with those base values "
+            "and, where the data do not determine them, nearest to the robot file's nominal values."
+        )
     return lines
 
 
@@ -108,7 +113,13 @@ def _not_in_urdf(model, standard: ExportedStandardSet) -> list[str]:
     for n, v in zip(standard.names, standard.values, strict=True):
         if n.startswith(("f0_", "comp_", "k_", "d_", "fl_", "fvm_", "fcm_", "Iam_")):
             out.append(f"{n} = {float(v)!r}")
-    return ["Not expressible in URDF (listed here): " + ", ".join(out)] if out else []
+    lines = ["Not expressible in URDF (listed here): " + ", ".join(out)] if out else []
+    for joint in model.joints:
+        c = joint.compensator
+        if c is not None:  # the whole balancer, so that it can be rebuilt from this header
+            fields = {k: v for k, v in dataclasses.asdict(c).items() if v not in (None, (), 0.0) or k == "type"}
+            lines.append(f"Balancer of joint {joint.name} (robot-file compensator block, SI units): {fields}")
+    return lines
 
 
 def _render(fmt, record, robot, model, standard, lines, base_indices, prefix) -> str:

@@ -55,7 +55,8 @@ class ExportedStandardSet:
     against the identified ``beta`` (round-off when they have a consistent set).
     ``identified_consistent``: whether the identified base values themselves have a consistent standard set
     (``None`` when the check could not be solved); when not, ``mahalanobis`` is the distance of ``beta*`` from
-    them in the estimate's covariance and ``moved`` lists (name, identified, exported) base values.
+    them in the estimate's covariance and ``moved`` lists (name, identified, exported) of the base values that
+    moved by more than their standard deviation (relative 1e-4 without a covariance).
     """
 
     names: tuple[str, ...]
@@ -138,7 +139,7 @@ def exported_standard_set(
         base_mismatch=mismatch,
         identified_consistent=check.consistent,
         mahalanobis=_mahalanobis(target - beta, cov) if not check.consistent else None,
-        moved=_moved(bnames, beta, target) if not check.consistent else (),
+        moved=_moved(bnames, beta, target, cov) if not check.consistent else (),
         exported_consistent=check_physical_consistency(values, names).consistent,
         notes=tuple(notes),
     )
@@ -205,11 +206,16 @@ def _nearest_consistent(beta, G, names, nominal, w, cov, solver, notes) -> np.nd
     return np.asarray(fit.values, dtype=float)
 
 
-def _moved(names, beta, target, rel_tol: float = 1e-4) -> tuple[tuple[str, float, float], ...]:
-    """(name, identified, exported) of the base values that moved by more than ``rel_tol``, largest first."""
-    s = np.maximum(np.abs(beta), 1e-6 * max(float(np.max(np.abs(beta))), 1e-300))
-    rel = np.abs(target - beta) / s
-    return tuple((names[i], float(beta[i]), float(target[i])) for i in np.argsort(-rel) if rel[i] > rel_tol)
+def _moved(names, beta, target, cov, rel_tol: float = 1e-4) -> tuple[tuple[str, float, float], ...]:
+    """(name, identified, exported) of the base values that moved by more than their standard deviation (with a
+    covariance), else by more than ``rel_tol`` relative; largest first."""
+    if cov is not None:
+        std = np.sqrt(np.maximum(np.diag(cov), 1e-300))
+        score, limit = np.abs(target - beta) / std, 1.0
+    else:
+        s = np.maximum(np.abs(beta), 1e-6 * max(float(np.max(np.abs(beta))), 1e-300))
+        score, limit = np.abs(target - beta) / s, rel_tol
+    return tuple((names[i], float(beta[i]), float(target[i])) for i in np.argsort(-score) if score[i] > limit)
 
 
 def _mahalanobis(d: np.ndarray, cov: np.ndarray | None) -> float | None:

@@ -38,6 +38,9 @@ from robid.model.robot_model import Joint, RobotModel, rotation_about_axis
 
 DRAKE_NS = "http://drake.mit.edu"
 
+#: URDF effort / velocity limit written where the robot file gives none (URDF requires both attributes)
+UNBOUNDED = 1e9
+
 
 def rpy_from_matrix(r: np.ndarray) -> tuple[float, float, float]:
     """(roll, pitch, yaw) with ``R = Rz(yaw) Ry(pitch) Rx(roll)``; at pitch = +-pi/2 the yaw is set to 0."""
@@ -98,9 +101,19 @@ def _limit(parent: ET.Element, joint: Joint) -> None:
     attrs = {}
     if lim.position is not None:
         attrs["lower"], attrs["upper"] = _num(lim.position[0]), _num(lim.position[1])
-    attrs["effort"] = _num(lim.torque or 0.0)
-    attrs["velocity"] = _num(lim.velocity or 0.0)
+    attrs["effort"] = _num(lim.torque if lim.torque else UNBOUNDED)
+    attrs["velocity"] = _num(lim.velocity if lim.velocity else UNBOUNDED)
     ET.SubElement(parent, "limit", **attrs)
+
+
+def unbounded_limits(model: RobotModel) -> list[str]:
+    """``joint effort`` / ``joint velocity`` for every URDF limit the robot file does not give (written as
+    :data:`UNBOUNDED`: URDF requires both, and 0 would read as "no torque" in a simulator)."""
+    out = []
+    for joint in model.joints:
+        out += [f"{joint.name} {k}" for k, v in (("effort", joint.limits.torque), ("velocity", joint.limits.velocity))
+                if not v]
+    return out
 
 
 def _dynamics(parent: ET.Element, joint: Joint) -> None:
@@ -133,8 +146,12 @@ def urdf_from_model(model: RobotModel, header: str = "", base_link: str = "base_
     mount = gravity_mount(model.gravity)
     g = float(np.linalg.norm(model.gravity))
     where = "world" if mount is not None else base_link
-    header = "\n".join(filter(None, [header, f"Gravity: {g:.6g} m/s^2 along -z of link {where}"
-                                     " (URDF carries no gravity: set it in the simulator or solver)."]))
+    missing = unbounded_limits(model)
+    header = "\n".join(filter(None, [
+        header,
+        f"Gravity: {g:.6g} m/s^2 along -z of link {where} (URDF has no gravity: set it in the simulator or solver).",
+        f"Limits not in the robot file, written as {UNBOUNDED:g} (unbounded): {', '.join(missing)}." if missing else "",
+    ]))
     robot.append(ET.Comment(_comment_text(header)))
     if mount is not None:
         ET.SubElement(robot, "link", name="world")

@@ -66,9 +66,15 @@ def check_result_matches(robot: Robot, record: IdentificationRecord, where: str 
     terms) or other expressions (another geometry grouping the same names differently)."""
     base = robot.base_parameters()
     if tuple(base.names) != record.names:
+        if len(base.names) != len(record.names):
+            what = f"{len(record.names)} base parameters in the result, {len(base.names)} for robot {robot.name}"
+        else:
+            first = next(k for k, (a, b) in enumerate(zip(record.names, base.names, strict=True)) if a != b)
+            what = (f"base parameter {first + 1} is {record.names[first]} in the result but {base.names[first]} for "
+                    f"robot {robot.name}")
         raise RobidInputError(
-            f"{where}: its base parameters ({len(record.names)}) do not match robot {robot.name}"
-            f" with terms {', '.join(robot.terms)} ({len(base.names)}); use the robot it was identified with"
+            f"{where}: identified with robot {record.robot!r}, terms {', '.join(record.terms)}; {what} (terms "
+            f"{', '.join(robot.terms)}): use the robot it was identified with"
         )
     for p, expression in zip(record.base_parameters, base.expressions, strict=True):
         if "".join(p.expression.split()) != "".join(expression.split()):

@@ -49,8 +49,14 @@ def write_atomic_with(path: str | Path, writer: Callable[[IO[str]], None]) -> Pa
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
-        raise RobidInputError(f"{path}: the folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        what = "is a file, not a folder" if folder.exists() else "does not exist"
+        raise RobidInputError(f"{path}: the folder {folder} {what}")
+    if path.is_dir():
+        raise RobidInputError(f"{path}: is a folder; give a file name")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise RobidInputError(f"{path}: cannot write in {folder} ({exc.strerror or exc})") from None
     try:
         with os.fdopen(fd, "w", newline="") as handle:
             writer(handle)
@@ -58,11 +64,13 @@ def write_atomic_with(path: str | Path, writer: Callable[[IO[str]], None]) -> Pa
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):  # disk full, permissions, a special file system: the user's to fix
+            raise RobidInputError(f"{path}: cannot write ({exc.strerror or exc})") from None
         raise
     return path
 

@@ -146,7 +146,8 @@ def difference_rows(rigid: Robot, loaded: ProcessedSignals, unloaded: ProcessedS
     notes = [
         f"reference: the unloaded run {sources[1]}, shifted by {s:+.4f} s to match the loaded run's velocities "
         f"(rms velocity difference per joint after alignment: "
-        + ", ".join(f"{x:.3g}" for x in tracking) + " rad/s, peaks " + ", ".join(f"{x:.3g}" for x in peak) + ")",
+        + ", ".join(f"{x:.3g}" for x in tracking) + " rad/s; for scale, the loaded run's peak speeds: "
+        + ", ".join(f"{x:.3g}" for x in peak) + " rad/s)",
         f"rows used per joint: {', '.join(str(int(k)) for k in keep.sum(axis=0))} of {keep.shape[0]} samples "
         "(both runs faster than --min-speed, velocities of the same sign, inside both records)",
     ]
