@@ -76,7 +76,7 @@ def test_design_then_export(standin, tmp_path, capsys):
         ("harmonics: 4\nperiod: 5\ncriterion: aopt\n", "criterion"),
         ("harmonics: 4\nperiod: 5\nlimits: {velocity: [1, 2, 3]}\n", "limits.velocity"),
         ("harmonics: 4\nperiod: 5\nlimits: {position: [[1, 0], [0, 1]]}\n", "limits.position[0]"),
-        ("harmonics: 4\nperiod: 5\nlimits: {speed: 1}\n", "limits.speed"),
+        ("harmonics: 4\nperiod: 5\nlimits: {speed: 1}\n", "limits: unknown field 'speed'"),
         ("harmonics: 4\nperiod: 5\nwobble: 1\n", "wobble"),
         ("harmonics: 4\nperiod: 5\ncenter: [3.0, 0]\n", "center[0]"),
         ("harmonics: 4\nperiod: 5\ncartesian: [{body: J9, floor: 0}]\n", "cartesian[0].body"),

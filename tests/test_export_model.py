@@ -264,3 +264,31 @@ def test_rpy_matches_the_urdf_convention_including_gimbal_lock():
     for axis, angle in zip(axes, angles, strict=True):
         r = rotation_about_axis(axis, angle)
         np.testing.assert_allclose(pin.rpy.rpyToMatrix(*rpy_from_matrix(r)), r, atol=1e-12)
+
+
+def test_robot_file_on_a_urdf_exports_a_copy_of_its_urdf_with_transmissions_and_a_yaml_that_loads_back(tmp_path):
+    """A robot file that starts from a URDF (``urdf:`` plus drives): the URDF copy is of the referenced URDF,
+    gains a transmission per drive, and pinocchio on it equals robid; the YAML copy keeps ``urdf:``, overrides
+    every link and loads back to the exported standard set."""
+    from robid.export.model_export import source_urdf
+    from robid.export.robot_file_writer import robot_file_with_model
+    from robid.io.files import read_yaml
+
+    src = tmp_path / "arm3_urdf.yaml"
+    shutil.copy(DATA / "arm3_urdf.yaml", src)
+    shutil.copy(DATA / "arm3_meshes.urdf", tmp_path / "arm3_meshes.urdf")
+    terms = ("rigid", "rotor", "viscous", "coulomb", "offset")  # the coupled motor's columns have no URDF field
+    robot = robid.load_robot(src, terms=terms)
+    base = robot.base_parameters()
+    theta = robot.parameters * (1 + 0.03 * np.random.default_rng(2).standard_normal(robot.parameters.size))
+    s = exported_standard_set(base.values(theta), base.grouping, robot.parameter_names, robot.parameters)
+    model = identified_model(robot.model, s.names, s.values)
+    assert source_urdf(robot) == tmp_path / "arm3_meshes.urdf"
+    text = urdf_copy_with_model((tmp_path / "arm3_meshes.urdf").read_text(), model, "identified")
+    assert set(read_transmissions(text)) == {"joint_1", "joint_2", "joint-3"}
+    q, qd, qdd = _states(robot.model, 20, 3)
+    _close(_pinocchio_torque(text, s.names, s.values, q, qd, qdd), robot.inverse_dynamics(q, qd, qdd, s.values))
+    out = tmp_path / "arm3_identified.yaml"
+    out.write_text(robot_file_with_model(read_yaml(src), model, "identified"))
+    back = robid.load_robot(out, terms=terms)
+    np.testing.assert_allclose(back.parameters, s.values, rtol=1e-12, atol=1e-12)

@@ -96,11 +96,20 @@ def _validate(value, kind: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ helpers
-def _example_text() -> str:
+def _example_text(kind: str = "") -> str:
+    """The full example of docs/robot-file.md, or with ``kind="urdf "`` the example of a file with ``urdf``."""
     text = ROBOT_DOC.read_text()
-    match = re.search(r"<!-- robot-file example: begin -->\n```yaml\n(.*?)```", text, re.S)
-    assert match, "docs/robot-file.md: no robot-file example block"
+    match = re.search(rf"<!-- robot-file {kind}example: begin -->\n```yaml\n(.*?)```", text, re.S)
+    assert match, f"docs/robot-file.md: no robot-file {kind}example block"
     return match.group(1)
+
+
+def _urdf_example(tmp_path: Path) -> Path:
+    """The URDF example of docs/robot-file.md next to its URDF (tests/data/arm3_meshes.urdf as arm3.urdf)."""
+    (tmp_path / "arm3.urdf").write_text((ROOT / "tests" / "data" / "arm3_meshes.urdf").read_text())
+    path = tmp_path / "arm3.yaml"
+    path.write_text(_example_text("urdf "))
+    return path
 
 
 def _paths(value, prefix: str = "") -> set[str]:
@@ -135,10 +144,56 @@ def _definition_paths(kind: str) -> set[str]:
 
 # -------------------------------------------------------------------- (1) readers and definitions agree
 def test_the_full_robot_example_uses_every_field_of_the_definition():
+    """The DH example uses every field but urdf (they exclude each other); the URDF example adds it."""
     example = yaml.safe_load(_example_text())
+    urdf_example = yaml.safe_load(_example_text("urdf "))
     spring = {"joints[].compensator." + k for k in ("type", "base_point", "link_point", "stiffness", "free_length")}
-    assert _definition_paths("robot") == _paths(example) | spring
+    assert _definition_paths("robot") == _paths(example) | spring | {"urdf"}
+    assert _paths(urdf_example) - _paths(example) == {"urdf"}
     assert "free_length" in ROBOT_DOC.read_text() and "type: spring" in ROBOT_DOC.read_text()
+
+
+def test_the_urdf_joint_fields_are_the_definitions_and_the_reader_keeps_to_them(tmp_path):
+    """A joint entry of a file with urdf takes every field of a DH joint but the placement ones (refused by
+    name), and a DH file refuses urdf's companions the other way round (kinematics with urdf)."""
+    from robid.model.yaml_reader import robot_from_dict
+    from robid.schemas import robot as d
+
+    assert set(d.URDF_JOINT_FIELDS) | set(d.DH_JOINT_FIELDS) == d.JOINT.keys()
+    assert not set(d.URDF_JOINT_FIELDS) & set(d.DH_JOINT_FIELDS)
+    assert set(d.DH_TOP_FIELDS) < d.ROBOT.keys()
+    path = _urdf_example(tmp_path)
+    example = yaml.safe_load(path.read_text())
+    used = {key for entry in example["joints"] for key in entry}
+    assert used <= set(d.URDF_JOINT_FIELDS)
+    for key in d.DH_JOINT_FIELDS:
+        data = copy.deepcopy(example)
+        data["joints"][0][key] = d.JOINT.child(key).default
+        with pytest.raises(RobidInputError, match=rf"joints\[0\]\.{key}: not with urdf"):
+            robot_from_dict(data, str(path))
+    for key in d.DH_TOP_FIELDS:
+        data = dict(copy.deepcopy(example), **{key: "mdh"})
+        with pytest.raises(RobidInputError, match=rf"{key}: not with urdf"):
+            robot_from_dict(data, str(path))
+
+
+def test_the_documented_urdf_example_loads_and_refuses_an_unknown_key_at_every_level(tmp_path):
+    from robid.model.loader import read_robot
+    from robid.model.yaml_reader import robot_from_dict
+
+    path = _urdf_example(tmp_path)
+    model = read_robot(path)
+    fixture = read_robot(ROOT / "tests" / "data" / "arm3_urdf.yaml")
+    assert model.joints == fixture.joints and model.gravity == fixture.gravity
+    example = yaml.safe_load(path.read_text())
+    assert not _validate(example, "robot")
+    places = [where for where, _ in _mappings(example)]
+    assert len(places) >= 10
+    for where in places:
+        data = copy.deepcopy(example)
+        dict(_mappings(data))[where]["zz_unknown"] = 1
+        with pytest.raises(RobidInputError, match=r"unknown field 'zz_unknown' \(allowed: "):
+            robot_from_dict(data, str(path))
 
 
 def test_the_robot_reader_refuses_an_unknown_key_at_every_level(tmp_path):
@@ -280,8 +335,6 @@ def test_excitation_spec_reader_keys_are_the_definition():
             assert getattr(spec, f.name) == f.default, f.name
 
 
-@pytest.mark.xfail(strict=True, reason="robid/excitation/spec.py reads raw_weight but its _KEYS refuse it; when "
-                   "fixed, add raw_weight to robid/schemas/excitation.py and remove this mark")
 def test_excitation_spec_reader_accepts_raw_weight():
     from robid.excitation.spec import spec_from_dict
 

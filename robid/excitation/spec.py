@@ -19,27 +19,15 @@ from robid.excitation.constraints import JointLimitSet
 from robid.excitation.criteria import CRITERIA
 from robid.excitation.fourier import minimum_harmonics
 from robid.io.files import read_yaml
+from robid.io.keys import check_keys
 from robid.model.robot_model import RobotModel
 from robid.model.units import parse_quantity
+from robid.schemas import excitation as schema
 
-_KEYS = {
-    "harmonics",
-    "period",
-    "center",
-    "rest_to_rest",
-    "rest_order",
-    "criterion",
-    "limits",
-    "seed",
-    "margin",
-    "starts",
-    "grid_points",
-    "max_iterations",
-    "cartesian",
-    "description",
-}
-_LIMIT_KEYS = {"position", "velocity", "acceleration", "jerk", "torque"}
-_CART_KEYS = {"name", "body", "point", "box", "floor", "planes"}
+#: the allowed keys, from the typed definition robid.schemas.excitation (docs/excitation-spec.md)
+_KEYS = schema.SPEC.keys()
+_LIMIT_KEYS = schema.LIMITS.keys()
+_CART_KEYS = schema.CARTESIAN.keys()
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,9 +67,7 @@ def _int(data: dict, key: str, where: str, default: int | None, minimum: int) ->
 def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
     if not isinstance(data, dict):
         raise RobidInputError(f"{where}: expected a mapping with at least harmonics, period, limits")
-    unknown = sorted(set(data) - _KEYS)
-    if unknown:
-        raise RobidInputError(f"{where}: {unknown[0]}: unknown field (known: {', '.join(sorted(_KEYS))})")
+    check_keys(data, _KEYS, where)
     harmonics = _int(data, "harmonics", where, None, 1)
     if "period" not in data:
         raise RobidInputError(f"{where}: period: missing (seconds)")
@@ -144,9 +130,7 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
 def _limits(data: Any, where: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise RobidInputError(f"{where}: expected a mapping with position, velocity, acceleration")
-    unknown = sorted(set(data) - _LIMIT_KEYS)
-    if unknown:
-        raise RobidInputError(f"{where}.{unknown[0]}: unknown limit (known: {', '.join(sorted(_LIMIT_KEYS))})")
+    check_keys(data, _LIMIT_KEYS, where)
     out: dict[str, Any] = {}
     if "position" in data:
         pos = data["position"]
@@ -177,9 +161,7 @@ def _limits(data: Any, where: str) -> dict[str, Any]:
 def _check_cartesian(c: Any, where: str) -> None:
     if not isinstance(c, dict):
         raise RobidInputError(f"{where}: expected a mapping with body, point and box/floor/planes")
-    unknown = sorted(set(c) - _CART_KEYS)
-    if unknown:
-        raise RobidInputError(f"{where}.{unknown[0]}: unknown field (known: {', '.join(sorted(_CART_KEYS))})")
+    check_keys(c, _CART_KEYS, where)
     if "body" not in c:
         raise RobidInputError(f"{where}.body: missing (joint name or 1-based joint index)")
     if not any(k in c for k in ("box", "floor", "planes")):

@@ -122,6 +122,23 @@ def _not_in_urdf(model, standard: ExportedStandardSet) -> list[str]:
     return lines
 
 
+def source_urdf(robot: Robot) -> Path | None:
+    """The URDF a robot was read from: the file itself, or the ``urdf:`` of a robot file that starts from one
+    (docs/robot-file.md); None for DH robots."""
+    if robot.model.kinematics != "urdf" or not robot.model.source:
+        return None
+    source = Path(robot.model.source)
+    if source.suffix.lower() in (".yaml", ".yml") and source.is_file():
+        from robid.io.files import read_yaml
+
+        data = read_yaml(source)
+        if isinstance(data, dict) and isinstance(data.get("urdf"), str):
+            urdf = Path(data["urdf"])
+            return urdf if urdf.is_absolute() else source.parent / urdf
+        return None
+    return source if source.is_file() else None
+
+
 def _render(fmt, record, robot, model, standard, lines, base_indices, prefix) -> str:
     header = "\n".join(lines)
     if fmt == "urdf":
@@ -132,18 +149,18 @@ def _render(fmt, record, robot, model, standard, lines, base_indices, prefix) ->
             "Friction: <dynamics damping = viscous fv, friction = Coulomb fc>; reflected rotor inertia "
             "Ia = rotor_inertia * gear_ratio^2 in each <transmission> (drake:rotor_inertia, drake:gear_ratio)."
         ])
-        source = Path(robot.model.source) if robot.model.source else None
-        if robot.model.kinematics == "urdf" and source is not None and source.is_file():
+        urdf = source_urdf(robot)
+        if urdf is not None:
             from robid.io.files import read_text
 
-            return urdf_copy_with_model(read_text(source), model, text_header, str(source))
+            return urdf_copy_with_model(read_text(urdf), model, text_header, str(urdf))
         return urdf_from_model(model, text_header)
     if fmt == "yaml":
         from robid.export.robot_file_writer import robot_file_with_model
         from robid.io.files import read_yaml
 
         source = Path(robot.model.source) if robot.model.source else None
-        if robot.model.kinematics == "urdf" or source is None or source.suffix.lower() not in (".yaml", ".yml"):
+        if source is None or source.suffix.lower() not in (".yaml", ".yml") or not source.is_file():
             raise RobidInputError(
                 f"export-model --format yaml: robot {robot.name!r} does not come from a robot file (YAML); "
                 "use --format urdf (a copy of its URDF) or json"

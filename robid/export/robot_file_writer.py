@@ -1,7 +1,8 @@
 """The identified model as a robot file (YAML, a copy of the robot's own file) or as a JSON document.
 
 YAML (:func:`robot_file_with_model`): the robot file is read as data, every joint keeps its geometry, limits
-and any field robid does not identify, and gets the identified ``link`` (mass, COM, inertia about the COM in
+and any field robid does not identify (a file that starts from a URDF keeps its ``urdf:`` and gets an entry per
+joint whose ``link`` block overrides the URDF's), and gets the identified ``link`` (mass, COM, inertia about the COM in
 the order [Ixx, Iyy, Izz, Ixy, Ixz, Iyz], docs/model.md), ``drive.rotor_inertia``, ``friction`` (viscous,
 coulomb, offset), ``elasticity`` and balancer values (SI units; the file's own unit strings are replaced on
 those fields). Comments of the original file are not kept; the header says where the file came from.
@@ -60,12 +61,17 @@ def _merge(target: dict, updates: dict) -> None:
 def robot_file_with_model(data: Any, model: RobotModel, header: str = "", where: str = "robot file") -> str:
     """YAML text of the robot-file ``data`` (as read) with the identified values of ``model`` (module
     docstring); ``header`` becomes the leading comment."""
-    if not isinstance(data, dict) or not isinstance(data.get("joints"), list):
+    from_urdf = isinstance(data, dict) and "urdf" in data
+    if not isinstance(data, dict) or not (isinstance(data.get("joints"), list) or from_urdf):
         raise RobidInputError(f"{where}: not a robot file with a joints list")
     out = dict(data)
     joints = []
     by_name = {j.name: j for j in model.joints}
-    for k, jd in enumerate(data["joints"]):
+    entries = list(data.get("joints") or [])
+    if from_urdf:  # a robot file on a URDF: every joint gets an entry (its link block overrides the URDF's)
+        given = {jd.get("name") for jd in entries if isinstance(jd, dict)}
+        entries += [{"name": j.name} for j in model.joints if j.name not in given]
+    for k, jd in enumerate(entries):
         name = jd.get("name") if isinstance(jd, dict) else None
         if name not in by_name:
             raise RobidInputError(f"{where}: joints[{k}]: joint {name!r} is not in the identified model")

@@ -189,11 +189,11 @@ def urdf_from_model(model: RobotModel, header: str = "", base_link: str = "base_
     return _text(robot)
 
 
-def _transmission(robot: ET.Element, joint: Joint) -> None:
+def _transmission(robot: ET.Element, joint: Joint, je_name: str | None = None) -> None:
     drive = joint.drive
     t = ET.SubElement(robot, "transmission", name=f"{joint.name}_transmission")
     ET.SubElement(t, "type").text = "transmission_interface/SimpleTransmission"
-    je = ET.SubElement(t, "joint", name=joint.name)
+    je = ET.SubElement(t, "joint", name=je_name or joint.name)
     ET.SubElement(je, "hardwareInterface").text = "hardware_interface/EffortJointInterface"
     actuator = ET.SubElement(t, "actuator", name=f"{joint.name}_motor")
     ET.SubElement(actuator, "mechanicalReduction").text = _num(drive.gear_ratio)
@@ -235,6 +235,7 @@ def urdf_copy_with_model(source_text: str, model: RobotModel, header: str = "", 
     """The URDF ``source_text`` with the inertial and friction data of ``model`` (read from that file by robid's
     URDF reader, then identified): module docstring."""
     parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
+    ET.register_namespace("drake", DRAKE_NS)
     for prefix, uri in re.findall(r'xmlns:(\w+)="([^"]+)"', source_text):
         ET.register_namespace(prefix, uri)
     root = ET.fromstring(source_text, parser=parser)
@@ -267,9 +268,18 @@ def urdf_copy_with_model(source_text: str, model: RobotModel, header: str = "", 
         if dyn is not None:
             je.remove(dyn)
         _dynamics(je, joint)
+    present = {t.get("name") for t in root.findall("transmission")}
+    for joint in model.joints:  # drives of a robot file that starts from the URDF (docs/robot-file.md)
+        if joint.drive is not None and f"{joint.name}_transmission" not in present:
+            _transmission(root, joint, je_name=_urdf_name(joints, joint.name))
     if header:
         root.insert(0, ET.Comment(_comment_text(header)))
     return _text(root)
+
+
+def _urdf_name(joints: dict[str, ET.Element], name: str) -> str:
+    """The URDF's own spelling of robid's joint ``name``."""
+    return joints[name].get("name", name)
 
 
 def _fixed_descendants(link: str, children, links) -> list[ET.Element]:

@@ -127,14 +127,17 @@ def parse_drive_coupling(cd: Any, where: str) -> DriveCoupling:
     return DriveCoupling(joint=joint, ratio=ratio, **values)
 
 
-def check_drive_couplings(joints, where: str) -> None:
-    """Every coupled drive names another joint of the chain (``where``: the file, for the messages)."""
+def check_drive_couplings(joints, where: str, entries: dict[str, str] | None = None) -> None:
+    """Every coupled drive names another joint of the chain (``where``: the file, for the messages; ``entries``:
+    the field of each joint's entry by joint name where it is not ``joints[k]`` of the chain, as in a file with
+    ``urdf``)."""
     names = [j.name for j in joints]
     for k, joint in enumerate(joints):
         coupling = joint.drive.coupling if joint.drive is not None else None
         if coupling is None:
             continue
-        field = f"{where}: joints[{k}].drive.coupling.joint"
+        entry = entries.get(joint.name, f"joints[{k}]") if entries is not None else f"joints[{k}]"
+        field = f"{where}: {entry}.drive.coupling.joint"
         if coupling.joint == joint.name:
             raise RobidInputError(f"{field}: a drive cannot be coupled to its own joint {joint.name!r}")
         if coupling.joint not in names:

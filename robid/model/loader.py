@@ -1,4 +1,5 @@
-"""Resolve a ROBOT argument: a YAML robot file, a URDF file, or the name of a built-in robot."""
+"""Resolve a ROBOT argument: a YAML robot file (DH, modified DH, or starting from a URDF with ``urdf:``), a URDF
+file, or the name of a built-in robot."""
 
 from __future__ import annotations
 

@@ -71,6 +71,11 @@ def read_robot_urdf(path: str | Path, gravity_world=(0.0, 0.0, -9.81)) -> RobotM
     joints = _serial_chain(tree, base)
     if not joints:
         raise RobidInputError(f"{tree.where}: no movable joint found")
+    names = [j.name for j in joints]
+    for name in names:
+        if names.count(name) > 1:
+            raise RobidInputError(f"{tree.where}: two movable joints are both named {name!r} by robid (characters "
+                                  "other than letters, digits and _ become _); rename one")
     return RobotModel(
         name=root.get("name", path.stem),
         joints=tuple(joints),
@@ -197,7 +202,7 @@ def _finish(current, parts, where) -> Joint:
         b_translation=(0.0, 0.0, 0.0),
     )
     return Joint(
-        name=_identifier(name),
+        name=joint_identifier(name),
         type="revolute" if jtype in ("revolute", "continuous") else "prismatic",
         geometry=geometry,
         link=link,
@@ -206,7 +211,9 @@ def _finish(current, parts, where) -> Joint:
     )
 
 
-def _identifier(name: str) -> str:
+def joint_identifier(name: str) -> str:
+    """robid's name of a URDF joint (it names the parameters, m_J, fv_J, ...): every character other than a letter,
+    a digit or _ replaced by _ (``joint-3`` -> ``joint_3``)."""
     return re.sub(r"\W", "_", name)
 
 

@@ -25,6 +25,7 @@ from robid.model._yaml_sections import (
 )
 from robid.model.robot_model import IDENTITY_ROTATION, Joint, JointGeometry, RobotModel
 from robid.model.units import parse_quantity
+from robid.model.urdf_robot_file import robot_from_urdf_file
 from robid.schemas.robot import JOINT, ROBOT
 
 TOP_KEYS = ROBOT.keys()
@@ -33,23 +34,28 @@ JOINT_KEYS = JOINT.keys()
 
 def read_robot_yaml(path: str | Path, text: str | None = None) -> RobotModel:
     """Parse and check a robot file; every error names the file and the field."""
-    return robot_from_dict(read_yaml(path, text=text), str(path))
+    return robot_from_dict(read_yaml(path, text=text), str(path), Path(path).parent)
 
 
-def robot_from_dict(data: Any, where: str) -> RobotModel:
+def robot_from_dict(data: Any, where: str, folder: str | Path | None = None) -> RobotModel:
+    """The robot of a loaded robot file; ``where`` names it in messages; ``folder`` is where a relative ``urdf``
+    path starts (default: the folder of ``where``). A file with ``urdf`` is read by
+    :func:`robid.model.urdf_robot_file.robot_from_urdf_file`."""
     if not isinstance(data, dict):
-        raise RobidInputError(f"{where}: expected a mapping with keys robid, name, kinematics, joints")
+        raise RobidInputError(f"{where}: expected a mapping with keys robid, name, kinematics (or urdf), joints")
     check_keys(data, TOP_KEYS, where)
     version = data.get("robid")
     if version != 1:
         raise RobidInputError(f"{where}: robid: schema version must be 1, got {version!r}")
+    if "urdf" in data:
+        return robot_from_urdf_file(data, where, Path(folder) if folder is not None else Path(where).parent)
     kinematics = data.get("kinematics", "dh")
     if kinematics not in ("dh", "mdh"):
         raise RobidInputError(f"{where}: kinematics: unknown keyword {kinematics!r} (expected 'dh' or 'mdh')")
     gravity = parse_vector(data.get("gravity", [0.0, 0.0, -9.81]), f"{where}: gravity")
     joints_data = data.get("joints")
     if not isinstance(joints_data, list) or not joints_data:
-        raise RobidInputError(f"{where}: joints: expected a non-empty list")
+        raise RobidInputError(f"{where}: joints: expected a non-empty list (or urdf: a URDF file)")
     joints = []
     names: set[str] = set()
     for k, jd in enumerate(joints_data):

@@ -56,6 +56,8 @@ SPEC = mapping(
     Field("rest_order", "integer", "m: the motion is C^m at start and end.", minimum=2, default=4),
     Field("criterion", "string", "Optimisation criterion (docs/excitation.md).",
           enum=("cond", "logdet", "cond_raw", "cond_both"), default="cond"),
+    Field("raw_weight", "number", "cond_both only: weight of log cond_raw against log cond, > 0.",
+          exclusive_minimum=0, default=1.0),
     LIMITS,
     Field("seed", "integer", "Seed of the multi-start optimiser.", minimum=0, default=0),
     Field("margin", "number", "Safety margin, a fraction of each limit in [0, 0.5).", minimum=0, exclusive_maximum=0.5,
