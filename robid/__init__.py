@@ -1,14 +1,15 @@
 """robid: dynamic model identification of industrial robots.
 
-Public surface (interfaces.md section 2): :func:`load_robot` returning a :class:`Robot`. They are imported on
-first use, so that ``import robid.record`` (reading a RESULT.json) or ``robid --help`` load no numerical code.
+Public surface (interfaces.md section 2): :func:`load_robot` returning a :class:`Robot`, and :class:`Campaign`
+(a campaign file as Python keyword arguments, docs/campaign.md). They are imported on first use, so that
+``import robid.record`` (reading a RESULT.json) or ``robid --help`` load no numerical code.
 """
 
 from robid.errors import RobidInputError
 
 __version__ = "0.1.0"
 
-__all__ = ["BaseParameters", "Robot", "RobidInputError", "load_robot", "__version__"]
+__all__ = ["BaseParameters", "Campaign", "Robot", "RobidInputError", "load_robot", "__version__"]
 
 _ROBOT_API = ("BaseParameters", "Robot", "load_robot")
 
@@ -18,4 +19,8 @@ def __getattr__(name: str):
         from robid import robot
 
         return getattr(robot, name)
+    if name == "Campaign":
+        from robid.campaign.api import Campaign
+
+        return Campaign
     raise AttributeError(f"module 'robid' has no attribute {name!r}")

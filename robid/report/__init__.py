@@ -8,6 +8,12 @@ The page is assembled by :class:`Report` from section objects (``robid.report.se
 own HTML fragment from a :class:`ReportData` built around the identification record. Figures are matplotlib
 PNGs inlined as data URIs; CSS is inline; the file references nothing outside itself and needs no script.
 Whether the record comes from memory or from RESULT.json, the page is the same.
+
+In a notebook (docs/report.md, "In a notebook")::
+
+    data = report_data(record, robot)     # shown whole by Jupyter (ReportData._repr_html_)
+    data.sections()                       # the sections that apply, each shown as its part of the report
+    data.section("parameters")            # one of them, by anchor, title or class name
 """
 
 from __future__ import annotations

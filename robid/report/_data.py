@@ -78,6 +78,45 @@ class ReportData:
     def validation_runs(self) -> tuple[RunRecord, ...]:
         return self.record.validation_data
 
+    # -- notebooks (docs/report.md "In a notebook") ------------------------------------------------------------
+    def sections(self, sections=None) -> list:
+        """The report's sections that apply to this data (the default ones, or ``sections``), each bound to it:
+        Jupyter shows each as its part of the report (robid.report.Section._repr_html_)."""
+        from robid.report.sections import default_sections
+
+        chosen = default_sections() if sections is None else sections
+        return [s.bind(self) for s in chosen if s.applies(self)]
+
+    def section(self, key: str):
+        """One bound section by its anchor (``"parameters"``), title or class name (``"ParametersSection"``)."""
+        from robid.report.sections import default_sections
+
+        for s in default_sections():
+            if key in (s.anchor, s.title, type(s).__name__):
+                return s.bind(self)
+        known = ", ".join(s.anchor for s in default_sections())
+        raise RobidInputError(f"report section {key!r}: not one of {known}")
+
+    def html(self) -> str:
+        """The report's body for a notebook: title, contents and every section that applies, with the report's
+        CSS scoped to it (the whole page, as a file, is robid.report.build_report)."""
+        import html
+
+        from robid.report.section import notebook_html
+
+        shown = self.sections()
+        toc = "\n".join(f'<li><a href="#{html.escape(s.anchor)}">{html.escape(s.title)}</a></li>' for s in shown)
+        head = (f'<header class="page"><h1>{html.escape(self.title)}</h1><p>{html.escape(self.subtitle)}</p></header>'
+                f'\n<nav class="toc"><strong>Contents</strong><ol>\n{toc}\n</ol></nav>')
+        return notebook_html("\n".join([head, *(s.html() for s in shown)]))
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        """IPython's text view: the title, not the dataclass repr of the whole record."""
+        printer.text(f"<ReportData {self.title!r}: {self.subtitle}>")
+
 
 def load_trajectory_arg(trajectory):
     """(TrajectoryFile | None, source label) from a path (TRAJ.json or a published .mat design), a TrajectoryFile
