@@ -70,13 +70,14 @@ class Robot:
             from robid.symbolic import cache
 
             key = cache.model_key(self.model, self.terms)
-            meta = cache.read_meta(key)
-            path = cache.entry_path(key)
-            if meta is None or not (path / "model.py").exists():
+            entry = cache.lookup(key)  # None when missing or corrupt (content hashes checked)
+            if entry is None:
                 from robid.symbolic.derive import compile_model  # imports sympy: only on a cache miss
 
-                path, meta = compile_model(self.model, self.terms)
-            self._module = load_module_cached(path / "model.py", f"robid_gen_{meta['key']}")
+                entry = compile_model(self.model, self.terms)  # derives once across processes (a file lock)
+            path, meta = entry
+            sha = meta.get("files", {}).get("model.py", "")
+            self._module = load_module_cached(path / "model.py", f"robid_gen_{meta['key']}", sha)
             self._meta = meta
             from robid.dynamics.compiled import load_c_backend
 
@@ -166,13 +167,14 @@ class Robot:
 _MODULES: dict[str, object] = {}
 
 
-def load_module_cached(path: Path, name: str):
-    """Import a generated module once per process."""
-    if name not in _MODULES:
+def load_module_cached(path: Path, name: str, sha256: str = ""):
+    """Import a generated module once per process (per content hash: an entry derived again after it was found
+    corrupt is imported anew)."""
+    if (name, sha256) not in _MODULES:
         from robid.symbolic.cache import load_module
 
-        _MODULES[name] = load_module(path, name)
-    return _MODULES[name]
+        _MODULES[name, sha256] = load_module(path, name)
+    return _MODULES[name, sha256]
 
 
 def _states(q, qd, qdd, dof: int | None = None, names=("q", "qd", "qdd")):

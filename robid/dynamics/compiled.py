@@ -1,16 +1,20 @@
 """Evaluation backends of the generated regressors: the numpy module (always) and the optional C library.
 
 ``ROBID_BACKEND=numpy`` forces the numpy code; otherwise the C library of the cache entry is used when it
-exists (robid.symbolic.ccode). Both take (N, dof) arrays and return (N, dof, columns).
+exists (robid.symbolic.ccode; its content hash is checked with the entry's, robid.symbolic.cache) and loads;
+a library that does not load falls back to numpy with a note. Both take (N, dof) arrays and return (N, dof, columns).
 """
 
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 from pathlib import Path
 
 import numpy as np
+
+_log = logging.getLogger(__name__)
 
 _PTR = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
 
@@ -51,5 +55,7 @@ def load_c_backend(folder: Path, dof: int, n_standard: int, n_base: int) -> CReg
         return None
     try:
         return CRegressors(path, dof, n_standard, n_base)
-    except OSError:
+    except (OSError, AttributeError) as e:  # not loadable here, or a function missing: the numpy code serves
+
+        _log.warning(f"{path}: C library not usable ({e}); using the numpy code")
         return None
