@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from robid import progress
 from robid.campaign.schema import CampaignSpec
 from robid.errors import RobidInputError
 from robid.record import IdentificationRecord
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -91,16 +95,19 @@ class _State:
 
 
 def run_campaign(
-    spec: CampaignSpec, root: str | Path = ".", *, force: bool = False, log: Callable[[str], None] = print
+    spec: CampaignSpec, root: str | Path = ".", *, force: bool = False, log: Callable[[str], None] | None = None
 ) -> CampaignRun:
     """Run every step of ``spec`` under ``root`` (module docstring); steps whose fingerprint and outputs are
-    unchanged are skipped (``force``: run them all)."""
+    unchanged are skipped (``force``: run them all). The step lines go to ``log``, by default to the logger
+    ``robid.campaign.runner`` (silent unless logging is configured, robid.progress)."""
+    log = log or _log.info
     c = _Campaign(spec, Path(root), force, log)
-    traj_paths = c.designs()
-    c.exports(traj_paths)
-    meas_paths, truths = c.measurements(traj_paths)
-    result_path, record = c.identification(traj_paths, meas_paths, truths)
-    report_path = c.report(traj_paths, result_path, record)
+    with progress.bar(c.step_count(), f"campaign {spec.name}", "steps") as c.bar:
+        traj_paths = c.designs()
+        c.exports(traj_paths)
+        meas_paths, truths = c.measurements(traj_paths)
+        result_path, record = c.identification(traj_paths, meas_paths, truths)
+        report_path = c.report(traj_paths, result_path, record)
     if all(s.status == "up to date" for s in c.outcomes):
         log(f"campaign {spec.name}: nothing to recompute, all {len(c.outcomes)} steps up to date")
     if record is None:
@@ -130,12 +137,20 @@ class _Campaign:
         self.code_fp = code_fingerprint()
         self.robot_fp = _fingerprint(_file_hash(robot_path), self.robot.terms, robid.__version__, self.code_fp)
         self.outcomes: list[StepOutcome] = []
+        self.bar: progress.Bar | None = None  # set while the steps run
+
+    def step_count(self) -> int:
+        """Steps of a run: designs, exports, virtual-robot runs, identification and the report."""
+        s = self.spec
+        return (sum(t.file is None for t in s.trajectories) + len(s.exports)
+                + sum(m.file is None for m in s.measurements) + 1 + (s.report is not None))
 
     def step(self, name: str, fp: str, outputs: list[Path], action: Callable[[], object]):
         """Run ``action`` unless the step is up to date; its return value (None when skipped)."""
         if not self.force and self.state.fresh(name, fp, outputs):
             self.outcomes.append(StepOutcome(name, "up to date", tuple(map(str, outputs)), 0.0))
             self.log(f"[{name}] up to date")
+            self._advance()
             return None
         self.log(f"[{name}] running ...")
         t0 = time.perf_counter()
@@ -147,7 +162,12 @@ class _Campaign:
         self.state.record(name, fp)
         self.outcomes.append(StepOutcome(name, "ran", tuple(map(str, outputs)), seconds))
         self.log(f"[{name}] done in {seconds:.1f} s -> {', '.join(map(str, outputs))}")
+        self._advance()
         return value
+
+    def _advance(self) -> None:
+        if self.bar is not None:
+            self.bar.update()
 
     def designs(self) -> dict[str, Path]:
         """1. excitation designs (or the given trajectory files)."""

@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(prog="robid", description="Dynamic model identification of industrial robots.")
     parser.add_argument("--version", action="version", version=f"robid {__version__}")
+    _add_verbosity(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         try:
@@ -54,7 +55,37 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # command not built yet
             raise
         module.register(sub)
+    _add_verbosity_below(parser)
     return parser
+
+
+def _add_verbosity(parser: argparse.ArgumentParser, top: bool) -> None:
+    """-v/--verbose (debug lines) and -q/--quiet (warnings only, no bars) on stderr; on the sub-commands too
+    (``robid identify -v ...``), where an option string the command already has is left to it."""
+    suffix, default = ("", 0) if top else ("_sub", argparse.SUPPRESS)
+    options = {
+        "log_verbose": (("-v", "--verbose"), "more detail on stderr: debug lines"),
+        "log_quiet": (("-q", "--quiet"), "only warnings and errors on stderr: no step lines, no progress bars"),
+    }
+    for dest, (flags, text) in options.items():
+        free = [f for f in flags if f not in parser._option_string_actions]
+        if free:
+            parser.add_argument(*free, action="count", default=default, dest=dest + suffix, help=text)
+
+
+def _add_verbosity_below(parser: argparse.ArgumentParser) -> None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in {id(c): c for c in action.choices.values()}.values():
+                _add_verbosity(child, top=False)
+                _add_verbosity_below(child)
+
+
+def _verbosity(args: argparse.Namespace) -> int:
+    """-1 quiet, 0 step lines, 1 debug; a command's own --quiet (design, process) is quiet too."""
+    verbose = getattr(args, "log_verbose", 0) + getattr(args, "log_verbose_sub", 0)
+    quiet = getattr(args, "log_quiet", 0) + getattr(args, "log_quiet_sub", 0) + (getattr(args, "quiet", None) is True)
+    return 1 if verbose > quiet else -1 if quiet else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,8 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from robid import progress
+
     try:
-        result = args.func(args)
+        with progress.cli_output(_verbosity(args)):
+            result = args.func(args)
     except RobidInputError as exc:
         sys.stderr.write(f"robid: error: {exc}\n")
         return 2

@@ -41,16 +41,10 @@ def run(args: argparse.Namespace) -> int:
 def execute(spec, out, force: bool) -> int:
     from robid import progress
     from robid.campaign import run_campaign
-
-    progress.set_progress(progress.stderr_printer)
-
-    def log(message: str) -> None:
-        sys.stderr.write(f"robid: {message}\n")
-        sys.stderr.flush()
-
     from robid.cli.identify_cmd import nrmse_line
 
-    run = run_campaign(spec, out, force=force, log=log)
+    progress.show_steps()
+    run = run_campaign(spec, out, force=force)  # its step lines go to the log (robid.progress)
     w = sys.stdout.write
     w(f"campaign {spec.name}: {len(run.recomputed)} of {len(run.steps)} steps recomputed\n")
     w(f"identification NRMSE [%]: {nrmse_line(run.record.metrics)}\n")

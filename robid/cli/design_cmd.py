@@ -25,7 +25,7 @@ def register(subparsers) -> None:
                    help="seed of the random optimiser starts, an integer >= 0 (default: the SPEC's)")
     p.add_argument("--starts", type=int, default=None, metavar="N",
                    help="number of optimiser starts, >= 1 (default: the SPEC's)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr (as robid -q)")
     p.set_defaults(func=run)
 
 
@@ -49,12 +49,8 @@ def run(args: argparse.Namespace) -> int:
             raise RobidInputError(f"--starts: expected an integer >= 1, got {args.starts}")
         spec = dataclasses.replace(spec, starts=args.starts)
     robot = robid.load_robot(args.robot)
-    if not args.quiet:
-        progress.set_progress(progress.stderr_printer)
-    try:
-        result, tf = design_from_spec(robot, spec, robot_label=str(args.robot))
-    finally:
-        progress.set_progress(None)
+    progress.show_steps()  # --quiet: robid -q
+    result, tf = design_from_spec(robot, spec, robot_label=str(args.robot))
     save_trajectory(args.out, tf)
     c = result.criteria
     traj = result.trajectory

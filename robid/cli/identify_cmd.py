@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.out).parent
     if not out_dir.is_dir():  # say so before minutes of processing, not after
         raise RobidInputError(f"{args.out}: --out: the folder {out_dir} does not exist")
-    progress.set_progress(progress.stderr_printer)
+    progress.show_steps()
     terms = tuple(t.strip() for t in args.terms.split(",")) if args.terms else None
     robot = robid.load_robot(args.robot, terms=terms)
     common = processing_options(args)

@@ -30,7 +30,7 @@ def run(args) -> int:
 
     terms = tuple(t.strip() for t in args.terms.split(",")) if args.terms else None
     if not args.json:
-        progress.set_progress(progress.stderr_printer)
+        progress.show_steps()
     robot = robid.load_robot(args.robot, terms=terms)
     base = robot.base_parameters()
     names = robot.parameter_names

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from robid import progress
     from robid.report import VerdictThresholds, write_report_from_file
 
-    progress.set_progress(progress.stderr_printer)
+    progress.show_steps()
     out = Path(args.out)
     inputs = [args.result, *(args.validate or []), args.trajectory, args.truth]
     for f in filter(None, inputs):

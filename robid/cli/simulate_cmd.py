@@ -90,7 +90,7 @@ def run(args) -> int:
 
     _check(args)
     if not args.json:
-        progress.set_progress(progress.stderr_printer)
+        progress.show_steps()
     base = SensorSettings.with_noise_level(args.noise)
     q_noise = base.q_noise if args.q_noise is None else args.q_noise
     tau_noise, relative = (0.0, base.tau_noise_relative) if args.tau_noise is None else (args.tau_noise, 0.0)

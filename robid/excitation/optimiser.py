@@ -16,6 +16,7 @@ best feasible start wins. Same inputs and seed give the same trajectory.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Sequence
@@ -38,6 +39,8 @@ from robid.excitation.criteria import (
 )
 from robid.excitation.fourier import FourierTrajectory, basis, minimum_harmonics, rest_nullspace
 from robid.model.robot_model import RobotModel
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, eq=False)
@@ -207,61 +210,31 @@ def design_excitation(problem: DesignProblem, base_regressor: BaseRegressor) -> 
     best: tuple[float, np.ndarray, int] | None = None
     best_value = [math.inf]  # for the progress line (the callback must not close over ``best``)
     last_print = [0.0]
-
-    for s in range(problem.starts):
-        t0 = time.perf_counter()
-        z0 = _random_start(rng, ev)
-        iteration = [0]
-
-        def callback(zk, s=s, iteration=iteration):
-            iteration[0] += 1
-            now = time.perf_counter()
-            if now - last_print[0] > 1.0:
-                last_print[0] = now
-                best_txt = "" if s == 0 else f", best {_display(best_value[0], problem.criterion):.4g}"
-                progress.report(
-                    f"design: start {s + 1}/{problem.starts}, iteration {iteration[0]}, "
-                    f"{problem.criterion} {_display(ev.objective(zk), problem.criterion):.4g}{best_txt}"
+    with progress.bar(problem.starts, "design: starts", "starts") as bar:
+        for s in range(problem.starts):
+            t0 = time.perf_counter()
+            res, z, f, shrink, n_eval0 = _one_start(problem, ev, rng, s, bar, best_value, last_print)
+            records.append(
+                StartRecord(
+                    s,
+                    f,
+                    int(res.nit),
+                    ev.evaluations - n_eval0,
+                    bool(res.success),
+                    str(res.message),
+                    shrink,
+                    time.perf_counter() - t0,
                 )
-
-        n_eval0 = ev.evaluations
-        res = scipy.optimize.minimize(
-            ev.objective,
-            z0.reshape(-1),
-            jac=ev.gradient,
-            method="SLSQP",
-            constraints=[{"type": "ineq", "fun": ev.constraint_values, "jac": ev.constraint_jacobian}],
-            options={"maxiter": problem.max_iterations, "ftol": 1e-7},
-            callback=callback,
-        )
-        z = np.asarray(res.x, dtype=float)
-        f = ev.objective(z)
-        if not math.isfinite(f) or f > ev.objective(z0.reshape(-1)):
-            z, f, shrink = z0.reshape(-1), ev.objective(z0.reshape(-1)), 1.0
-        else:
-            shrink = ev.largest_feasible_scale(z)
-            if shrink < 1.0:
-                z = shrink * z
-                f = ev.objective(z)
-        records.append(
-            StartRecord(
-                s,
-                f,
-                int(res.nit),
-                ev.evaluations - n_eval0,
-                bool(res.success),
-                str(res.message),
-                shrink,
-                time.perf_counter() - t0,
             )
-        )
-        progress.report(
-            f"design: start {s + 1}/{problem.starts} done: {problem.criterion} {_display(f, problem.criterion):.4g} "
-            f"({res.nit} iterations, {time.perf_counter() - t0:.1f} s)"
-        )
-        if best is None or f < best[0]:
-            best = (f, z.copy(), s)
-            best_value[0] = f
+            _log.info(
+                f"design: start {s + 1}/{problem.starts} done: {problem.criterion} "
+                f"{_display(f, problem.criterion):.4g} ({res.nit} iterations, {time.perf_counter() - t0:.1f} s)"
+            )
+            if best is None or f < best[0]:
+                best = (f, z.copy(), s)
+                best_value[0] = f
+            bar.note(f"best {problem.criterion} {_display(best_value[0], problem.criterion):.4g}")
+            bar.update()
 
     assert best is not None
     x = ev.coefficients(best[1])
@@ -272,6 +245,49 @@ def design_excitation(problem: DesignProblem, base_regressor: BaseRegressor) -> 
     criteria = evaluate_criteria(traj, base_regressor, problem.grid_points)
     check = check_trajectory(traj, problem.limits, problem.cartesian, problem.model, problem.torque_fn)
     return DesignResult(traj, criteria, check, tuple(records), best[2], time.perf_counter() - t_start, problem)
+
+
+def _one_start(problem: DesignProblem, ev: _Evaluator, rng, s: int, bar, best_value: list, last_print: list):
+    """Start ``s``: SLSQP from a random feasible point, the start kept if SLSQP made it worse, shrunk into the
+    limits if it left them. A line about every second while it runs (DEBUG when a bar shows it).
+    (scipy result, coefficients, objective, shrink factor, evaluation count before it)."""
+    z0 = _random_start(rng, ev)
+    iteration = [0]
+
+    def callback(zk):
+        iteration[0] += 1
+        now = time.perf_counter()
+        level = logging.DEBUG if bar.enabled else logging.INFO
+        if now - last_print[0] > 1.0 and (bar.enabled or _log.isEnabledFor(level)):
+            last_print[0] = now
+            current = f"{problem.criterion} {_display(ev.objective(zk), problem.criterion):.4g}"
+            best_txt = "" if s == 0 else f", best {_display(best_value[0], problem.criterion):.4g}"
+            bar.note(f"start {s + 1}: iteration {iteration[0]}, {current}{best_txt}")
+            _log.log(
+                level,
+                f"design: start {s + 1}/{problem.starts}, iteration {iteration[0]}, {current}{best_txt}",
+            )
+
+    n_eval0 = ev.evaluations
+    res = scipy.optimize.minimize(
+        ev.objective,
+        z0.reshape(-1),
+        jac=ev.gradient,
+        method="SLSQP",
+        constraints=[{"type": "ineq", "fun": ev.constraint_values, "jac": ev.constraint_jacobian}],
+        options={"maxiter": problem.max_iterations, "ftol": 1e-7},
+        callback=callback,
+    )
+    z = np.asarray(res.x, dtype=float)
+    f = ev.objective(z)
+    if not math.isfinite(f) or f > ev.objective(z0.reshape(-1)):
+        z, f, shrink = z0.reshape(-1), ev.objective(z0.reshape(-1)), 1.0
+    else:
+        shrink = ev.largest_feasible_scale(z)
+        if shrink < 1.0:
+            z = shrink * z
+            f = ev.objective(z)
+    return res, z, f, shrink, n_eval0
 
 
 def _display(objective: float, criterion: str) -> float:

@@ -14,11 +14,13 @@ are processed the same way. :func:`run_identification` returns all of it with th
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from robid import progress
 from robid.errors import RobidInputError
 from robid.estimation import (
     BaseConsistencyReport,
@@ -40,6 +42,8 @@ from robid.robot import Robot
 from robid.signals import ProcessingOptions
 
 METHODS = ("ols", "wls", "irls", "consistent", "idim-iv", "didim", "eiv")
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -146,11 +150,29 @@ def run_identification(
         raise RobidInputError("identify: at least one measurement file is needed")
     base = robot.base_parameters()
     notes: list[str] = []
+    validated = f", validated on {len(validation_files)}" if validation_files else ""
+    label = f"identification: {len(base.names)} base parameters from {len(files)} file(s){validated}, {o.method}"
+    with progress.stage(label, _log):
+        with progress.bar(len(files) + len(validation_files), "identify: files", "files") as files_bar:
+            work = _solve(robot, files, o, validation_files, notes, files_bar)
+        with progress.stage("identification: the record (fit, bands, spectra of every run)", _log, logging.DEBUG):
+            record = identification_record(work)
+    fields = {f.name: getattr(work, f.name) for f in dataclasses.fields(Solution)}
+    return Identification(**fields, record=record)
+
+
+def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, notes: list[str],
+           files_bar: progress.Bar) -> Solution:
+    """The estimate and everything measured about it (:func:`run_identification`); ``files_bar`` counts the
+    files read."""
+    base = robot.base_parameters()
     if o.motor_encoders_only:
         sets, W, est = _motor_side_estimate(robot, files, o, notes)
+        files_bar.update(len(files))
     else:
-        sets = tuple(_load(robot, f, o) for f in files)
+        sets = tuple(_counted(_load(robot, f, o), files_bar) for f in files)
         W, tau = stack(list(sets))
+        _log.debug(f"identification: {o.method} estimate on {W.shape[0]} samples")
         est = _method_estimate(robot, sets, W, tau, o.method, o, notes)
     if len(sets) > 1:
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({W.shape[0]} samples)")
@@ -168,9 +190,9 @@ def run_identification(
     consistent, values, values_method = _reported_values(robot, est, o, notes)
     if o.motor_encoders_only:  # the runs as the model predicts them (k and d act through the link states)
         sets = tuple(_load(robot, f, o, values, linearise=False) for f in files)
-    vsets = tuple(_load(robot, f, o, values if o.motor_encoders_only else None, linearise=False)
-                  for f in validation_files)
-    work = Solution(
+    vsets = tuple(_counted(_load(robot, f, o, values if o.motor_encoders_only else None, linearise=False),
+                           files_bar) for f in validation_files)
+    return Solution(
         robot=robot,
         options=o,
         datasets=sets,
@@ -185,8 +207,12 @@ def run_identification(
         friction_models=_friction_models(robot, sets, vsets, o),
         estimator_comparison=_estimator_comparison(robot, sets, vsets, o, (o.method, values)),
     )
-    fields = {f.name: getattr(work, f.name) for f in dataclasses.fields(Solution)}
-    return Identification(**fields, record=identification_record(work))
+
+
+def _counted(dataset: DataSet, files_bar: progress.Bar) -> DataSet:
+    _log.debug(f"identification: {dataset.source}: {dataset.W.shape[0]} samples, {dataset.rows_used} rows used")
+    files_bar.update()
+    return dataset
 
 
 def identify(

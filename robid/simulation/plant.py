@@ -62,6 +62,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.interpolate import CubicSpline
 
+from robid import progress
 from robid.errors import RobidInputError
 from robid.model.robot_model import RobotModel
 from robid.simulation.balancer_plant import CompensatorTorques
@@ -501,17 +502,20 @@ class Plant:
         s = self.integrator
         t_end = self.t_end if t_end is None else t_end
         start = time.perf_counter()
-        sol = solve_ivp(
-            self.rhs,
-            (self.t_start, t_end),
-            self.initial_state(),
-            method=s.method,
-            rtol=s.rtol,
-            atol=self.absolute_tolerance(),
-            dense_output=True,
-            max_step=s.max_step,
-            **({} if s.method in ("RK45", "RK23", "DOP853") else {"jac": self.jacobian}),
-        )
+        with progress.bar(float(t_end - self.t_start), "simulate", "s") as bar:
+            sol = solve_ivp(
+                _showing_time(self.rhs, bar, self.t_start) if bar.enabled else self.rhs,
+                (self.t_start, t_end),
+                self.initial_state(),
+                method=s.method,
+                rtol=s.rtol,
+                atol=self.absolute_tolerance(),
+                dense_output=True,
+                max_step=s.max_step,
+                **({} if s.method in ("RK45", "RK23", "DOP853") else {"jac": self.jacobian}),
+            )
+            if sol.success:
+                bar.advance_to(bar.total)
         wall = time.perf_counter() - start
         stats = IntegratorStats(
             s.method,
@@ -529,3 +533,18 @@ class Plant:
         if not sol.success:
             raise RuntimeError(f"virtual robot: the integrator failed at t = {sol.t[-1]:.6g} s: {sol.message}")
         return sol, stats
+
+
+def _showing_time(rhs, bar: progress.Bar, t_start: float):
+    """``rhs`` moving ``bar`` to the simulated time it is evaluated at (every 0.5 % of the span: the integrator
+    calls it thousands of times, also a little ahead of the accepted step)."""
+    step = 0.005 * bar.total
+    shown = [t_start]
+
+    def timed(t, x):
+        if t - shown[0] >= step:
+            shown[0] = t
+            bar.advance_to(t - t_start)
+        return rhs(t, x)
+
+    return timed

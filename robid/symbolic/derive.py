@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
 import time
 from pathlib import Path
@@ -33,6 +34,8 @@ import numpy as np
 '''
 _EXACT_HEADER = "from fractions import Fraction as F\n\n\n"
 
+_log = logging.getLogger(__name__)
+
 
 def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict]:
     """Return the cache folder and metadata for (model, terms), deriving them if needed.
@@ -40,22 +43,35 @@ def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict
     Stages: Newton-Euler regressor and torques with common subexpressions (:mod:`robid.symbolic.terms`), the
     numpy functions of the standard set, the base parameters from them (:func:`derive_base`), the base
     functions, and the C regressors; everything is written to one cache entry (:mod:`robid.symbolic.cache`).
+
+    Safe between processes: under the entry's lock the cache is looked up again (another process may have
+    written it while this one waited) and a corrupt entry is noted and derived again (:func:`cache.lookup`).
     """
     key = cache.model_key(model, terms)
-    meta = cache.read_meta(key)
-    if meta is not None and (cache.entry_path(key) / "model.py").exists():
-        return cache.entry_path(key), meta
+    entry = cache.lookup(key)
+    if entry is not None:
+        return entry
+    with cache.entry_lock(key):
+        entry = cache.lookup(key, discard_corrupt=True)
+        if entry is not None:
+            return entry
+        written = _derive_and_write(model, terms, key)
+        return cache.lookup(key) or written  # the entry as written: its meta.json has the content hashes
+
+
+def _derive_and_write(model: RobotModel, terms: tuple[str, ...], key: str) -> tuple[Path, dict]:
+    """The derivation itself (call it holding the entry's lock): every stage, then one cache entry."""
     t0 = time.perf_counter()
     symbols = joint_symbols(model)
     motors = motor_symbols(model, terms)
     mlist = [motors[i] for i in sorted(motors)]
-    with progress.stage(f"deriving the Newton-Euler regressor of {model.name} ({model.dof} joints)"):
+    with progress.stage(f"deriving the Newton-Euler regressor of {model.name} ({model.dof} joints)", _log):
         ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder(), motors=motors)
         cols = derive_columns(ctx, terms)
         n_par = len(cols.names)
         tau = derive_torques(ctx, terms, parameter_symbols(n_par, "tau"))
     t_derive = time.perf_counter() - t0
-    with progress.stage(f"common subexpressions over {len(ctx.program.assignments)} intermediates"):
+    with progress.stage(f"common subexpressions over {len(ctx.program.assignments)} intermediates", _log):
         prog = optimise(ctx.program.assignments, cols.columns, _outputs(tau=tau))
     t_cse = time.perf_counter() - t0 - t_derive
     offsets = [j.geometry.angle_offset if j.revolute else 0.0 for j in model.joints]
@@ -66,7 +82,7 @@ def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict
         ),
     }
     exact_src = exact_function(prog, symbols, mlist)
-    with progress.stage(f"base parameters of {len(cols.names)} standard parameters"):
+    with progress.stage(f"base parameters of {len(cols.names)} standard parameters", _log):
         base = _base_parameters(model, key, cols.names, prog, symbols, functions["regressor"][0], exact_src, mlist)
     btau = _base_torques(ctx, terms, n_par, base.indices)
     prog = optimise(ctx.program.assignments, cols.columns, _outputs(tau=tau, btau=btau))
@@ -94,9 +110,9 @@ def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict
         "meta.json": json.dumps(meta, indent=1),
     }
     label = "compiling the C regressors (optional backend)" if c_source else "writing the generated numpy code"
-    with progress.stage(label):
+    with progress.stage(label, _log):
         path = cache.write_entry(key, files, c_source=c_source)
-    progress.report(f"generated code cached in {path}")
+    _log.info(f"generated code cached in {path}")
     return path, meta
 
 
