@@ -75,3 +75,18 @@ def test_reading_a_result_loads_no_numerical_code_but_numpy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_command_line_parser_loads_no_numerical_code():
+    """``robid --help`` and every ``robid CMD --help`` stay fast: building the parser imports neither the
+    numerical packages nor scipy, sympy or cvxpy (commands import what they need when they run)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, robid.cli; robid.cli.build_parser(); "
+        "print(sorted(m for m in ('scipy', 'sympy', 'cvxpy', 'matplotlib', 'pandas', 'robid.signals', "
+        "'robid.estimation', 'robid.payload', 'robid.export') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -20,6 +20,7 @@ from test_report_html import _measurement, _trajectory
 
 import robid
 from robid.cli import main
+from robid.defaults import DEFAULT_MIN_SPEED
 from robid.export import export_model
 from robid.export.identified_model import identified_model
 from robid.export.standard_set import exported_standard_set
@@ -28,6 +29,7 @@ from robid.identification import IdentificationOptions, run_identification
 from robid.io.result_file import write_result
 from robid.model.robot_model import rotation_about_axis
 from robid.model.urdf_reader import read_robot_urdf
+from robid.signals import ProcessingOptions
 
 pin = pytest.importorskip("pinocchio")
 
@@ -42,7 +44,8 @@ def ur10e_results(tmp_path_factory):
     _measurement(robot, _trajectory(robot, 1), folder / "id.csv", 11)
     out = {"robot": robot, "folder": folder}
     for method in ("wls", "consistent"):
-        record = run_identification(robot, [folder / "id.csv"], IdentificationOptions(method=method)).record
+        options = IdentificationOptions(method=method, processing=ProcessingOptions(min_speed=DEFAULT_MIN_SPEED))
+        record = run_identification(robot, [folder / "id.csv"], options).record
         write_result(folder / f"{method}.json", record)
         out[method] = record
     return out

@@ -214,3 +214,12 @@ def test_correlation_of_independent_rows(virtual_runs):
     _, files, _, _ = virtual_runs
     processed = process(read_measurement(files["loaded"], read_robot("kr_heavy")))
     assert correlation_of(processed).blocks[0].samples == processed.q.shape[0]
+
+
+def test_the_command_line_spells_the_packages_choices():
+    """robid/cli/payload_cmd.py repeats the model and format choices so that its parser stays light."""
+    from robid.cli import payload_cmd
+    from robid.payload.estimate import MODELS
+    from robid.payload.export import FORMATS
+
+    assert payload_cmd.MODELS == MODELS and payload_cmd.FORMATS == FORMATS

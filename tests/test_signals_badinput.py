@@ -161,4 +161,4 @@ def test_isolated_bad_rows_are_dropped_and_recorded_when_allowed(tmp_path, capsy
     ]
     assert report["samples_read"] == 400
     assert "2 of 400 samples dropped" in out
-    assert out_csv.read_text().startswith("t,q1,q2,qd1,qd2,qdd1,qdd2,tau1,tau2\n")
+    assert out_csv.read_text().startswith("t,q1,q2,qd1,qd2,qdd1,qdd2,tau1,tau2,keep1,keep2\n")  # default min speed

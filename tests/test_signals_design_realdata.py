@@ -93,7 +93,7 @@ def test_processing_with_the_published_design_keeps_its_twelve_harmonics(shared,
     out = tmp_path / "p.csv"
     assert main(["process", "ur10e", str(csv), "--mapping", str(MAPPING), "--trajectory", str(mat),
                  "--out", str(out), "--quiet"]) == 0
-    assert np.loadtxt(out, delimiter=",", skiprows=1).shape == (3000, 1 + 4 * 6)
+    assert np.loadtxt(out, delimiter=",", skiprows=1).shape == (3000, 1 + 5 * 6)  # t, q, qd, qdd, tau, keep
 
 
 def test_a_run_executed_with_other_timing_is_refused_with_the_fit(shared):

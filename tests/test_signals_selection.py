@@ -110,7 +110,9 @@ def test_trajectory_file_gives_period_and_harmonics_and_fourth_derivatives(tmp_p
     assert {1, 2, 3} <= set(report["harmonics"])
     table = np.loadtxt(out, delimiter=",", skiprows=1)
     header = out.read_text().splitlines()[0].split(",")
-    assert header == ["t"] + [f"{p}{j}" for p in ("q", "qd", "qdd", "qddd", "qdddd", "tau", "theta") for j in (1, 2)]
+    # keep columns: robid process leaves out |qd| < 0.05 rad/s by default, like identify
+    assert header == ["t"] + [f"{p}{j}" for p in ("q", "qd", "qdd", "qddd", "qdddd", "tau", "theta", "keep")
+                              for j in (1, 2)]
     qdddd = table[:, header.index("qdddd1")]
     ref = 0.6 * W**4 * np.sin(W * table[:, 0]) + 0.2 * (3 * W) ** 4 * np.cos(3 * W * table[:, 0])
     assert np.max(np.abs(qdddd - ref)) < 1e-8 * np.max(np.abs(ref))

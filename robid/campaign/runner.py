@@ -19,6 +19,7 @@ from pathlib import Path
 
 from robid import progress
 from robid.campaign.schema import CampaignSpec
+from robid.defaults import DEFAULT_MIN_SPEED
 from robid.errors import RobidInputError
 from robid.record import IdentificationRecord
 
@@ -301,7 +302,7 @@ def _base_processing(spec: CampaignSpec, name: str | None = None):
     (both checked when the campaign file was read)."""
     from robid.signals import ProcessingOptions
 
-    fields = dict(spec.processing)
+    fields = {"min_speed": DEFAULT_MIN_SPEED, **spec.processing}  # the commands' default (robid.defaults)
     if name is not None:
         fields.update(_measurement(spec, name).processing)
     return ProcessingOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})

@@ -61,9 +61,7 @@ def register(sub) -> None:
                    "stiffness: reconstruct the link states from the link equations and identify the stiffness "
                    "through them (periodic runs; docs/elastic.md section 3b)")
     add_processing_arguments(p)
-    # identification leaves out samples near velocity reversals by default: Coulomb friction is ill-defined
-    # there (sign(qd) of a noisy qd), and rest phases would be fitted with the wrong friction sign
-    p.set_defaults(func=run, min_speed=0.05)
+    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

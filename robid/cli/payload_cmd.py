@@ -8,6 +8,11 @@ from pathlib import Path
 
 from robid.errors import RobidInputError
 
+#: robid.payload.estimate.MODELS and robid.payload.export.FORMATS, spelled here so that building the parser
+#: loads no numerical code (tests/test_architecture.py)
+MODELS = ("auto", "full", "mass-com")
+FORMATS = ("krl", "rapid", "urscript", "json")
+
 ROBOT_HELP = "robot file (.yaml, .urdf) or built-in robot name (robid robots); its last body frame is the flange frame"
 
 
@@ -57,8 +62,6 @@ def _register_design(sub) -> None:
 
 def _register_identify(sub) -> None:
     from robid.cli.process_cmd import add_processing_arguments
-    from robid.payload.estimate import MODELS
-    from robid.payload.export import FORMATS
 
     i = sub.add_parser(
         "identify",
@@ -89,7 +92,7 @@ def _register_identify(sub) -> None:
     i.add_argument("--tool", type=int, default=1, metavar="N", help="krl: index of LOAD_DATA (default 1)")
     i.add_argument("--out", metavar="FILE", help="write the load data here (atomically) instead of stdout")
     add_processing_arguments(i)
-    i.set_defaults(func=run_identify, min_speed=0.05)
+    i.set_defaults(func=run_identify)
 
 
 def parse_joints(text: str | None, dof: int) -> tuple[int, ...] | None:

@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 
+from robid.defaults import DEFAULT_MIN_SPEED
 from robid.errors import RobidInputError
 
 HELP = "read, screen, resample, average, filter and differentiate a measurement"
@@ -82,10 +83,11 @@ def add_processing_arguments(p) -> None:
     g.add_argument("--keep-all-periods", action="store_true",
                    help="periodic: do not leave out transient periods from the average")
     s = p.add_argument_group("data selection")
-    s.add_argument("--min-speed", type=float, metavar="V",
+    s.add_argument("--min-speed", type=float, metavar="V", default=DEFAULT_MIN_SPEED,
                    help="mark (sample, joint) rows with |qd| < V unused, in rad/s (m/s for prismatic joints): the "
-                   "Coulomb term is ill-defined near velocity reversals (robid identify: default 0.05; robid "
-                   "process: none)")
+                   "Coulomb term sign(qd) is ill-defined near velocity reversals and rest phases would be fitted with "
+                   f"a friction sign the data do not show (default {DEFAULT_MIN_SPEED:g} everywhere: process, "
+                   "identify, payload, campaigns; 0 keeps every row)")
     s.add_argument("--drop-standstill", action="store_true",
                    help="mark standstill segments (see --standstill-speed) unused")
     s.add_argument("--standstill-speed", type=float, default=0.01, metavar="V",

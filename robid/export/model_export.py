@@ -99,7 +99,7 @@ def export_model(
     names = robot.parameter_names
     standard = exported_standard_set(
         record.values, base.grouping, names, robot.parameters, base_names=record.names,
-        covariance=record.covariance_matrix,
+        covariance=record.covariance_matrix, consistent_by_construction=record.method.startswith("consistent"),
     )
     model = identified_model(robot.model, names, standard.values)
     lines = header_lines(record, standard, source)

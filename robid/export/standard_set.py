@@ -89,13 +89,16 @@ def nominal_weights(names, nominal) -> np.ndarray:
 
 
 def exported_standard_set(
-    base_values, grouping, names, nominal, *, base_names=None, covariance=None, solver: str = "CLARABEL"
+    base_values, grouping, names, nominal, *, base_names=None, covariance=None, solver: str = "CLARABEL",
+    consistent_by_construction: bool = False,
 ) -> ExportedStandardSet:
     """The standard set to export for the identified ``base_values`` (module docstring).
 
     ``grouping`` (nb, P), ``names`` (P) and ``nominal`` (P) describe the robot's standard set; ``covariance``
     (nb, nb) the estimate's, used for the nearest consistent base values when the identified ones have no
-    consistent standard set (without it, a relative scaling is used)."""
+    consistent standard set (without it, a relative scaling is used). ``consistent_by_construction``: the values
+    come from the physically consistent estimator (method ``consistent``), so the feasibility check is skipped:
+    it is solved to a tolerance, and a consistent estimate sits on the boundary it tests."""
     beta = np.asarray(base_values, dtype=float)
     G = np.asarray(grouping, dtype=float)
     names = tuple(names)
@@ -118,11 +121,15 @@ def exported_standard_set(
     w = nominal_weights(names, nominal)
     # the verdict in relative scaling: in the covariance's metric, moves along badly determined directions cost
     # so little that the solver's tolerance leaves them far above the relative tolerance of the verdict
-    check = check_base_consistency(beta, G, names, base_names=bnames, solver=solver)
-    notes += list(check.notes)
-    if check.consistent is None:
-        raise RobidInputError(f"export: the physical-consistency check could not be solved ({check.status})")
-    if check.consistent:  # the identified values themselves, to the check's tolerance
+    if consistent_by_construction:
+        identified_consistent = True
+    else:
+        check = check_base_consistency(beta, G, names, base_names=bnames, solver=solver)
+        notes += list(check.notes)
+        if check.consistent is None:
+            raise RobidInputError(f"export: the physical-consistency check could not be solved ({check.status})")
+        identified_consistent = check.consistent
+    if identified_consistent:  # the identified values themselves, to the check's tolerance
         values = _nearest_to_nominal(beta, G, names, nominal, w, solver, notes)
     else:
         values = _nearest_consistent(beta, G, names, nominal, w, cov, solver, notes)
@@ -137,9 +144,9 @@ def exported_standard_set(
         base_identified=beta,
         base_target=target,
         base_mismatch=mismatch,
-        identified_consistent=check.consistent,
-        mahalanobis=_mahalanobis(target - beta, cov) if not check.consistent else None,
-        moved=_moved(bnames, beta, target, cov) if not check.consistent else (),
+        identified_consistent=identified_consistent,
+        mahalanobis=_mahalanobis(target - beta, cov) if not identified_consistent else None,
+        moved=_moved(bnames, beta, target, cov) if not identified_consistent else (),
         exported_consistent=check_physical_consistency(values, names).consistent,
         notes=tuple(notes),
     )

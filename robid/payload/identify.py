@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robid.defaults import DEFAULT_MIN_SPEED
 from robid.errors import RobidInputError
 from robid.io.screening import ScreeningPolicy
 from robid.payload.data import difference_rows, model_rows, processed_run
@@ -36,7 +37,7 @@ def identify_payload(
                               "or --result (RESULT.json of the identified robot)")
     model_ = robot.model if isinstance(robot, Robot) else load_robot(robot).model
     rigid = Robot(model_, terms=("rigid",))
-    options = options or ProcessingOptions(min_speed=0.05)
+    options = options or ProcessingOptions(min_speed=DEFAULT_MIN_SPEED)
     if unloaded is not None:
         run_l = processed_run(rigid, loaded, mapping=mapping, options=options, policy=policy)
         run_u = processed_run(rigid, unloaded, mapping=unloaded_mapping or mapping, options=options, policy=policy)

@@ -38,8 +38,9 @@ def _processing(with_period: bool) -> Field:
         Field("filter_order", "integer", "Order of the low-pass filter (non-periodic path).", default=4),
         Field("decimate", "integer", "Decimation factor (non-periodic path).", minimum=1, default=1),
         Field("reject_periods", "boolean", "Leave out periods that differ from the others.", default=True),
-        Field("min_speed", "number", "Rows with |qd| below it are not used (Coulomb friction is ill-defined).",
-              unit="rad/s (m/s)"),
+        Field("min_speed", "number", "Rows with |qd| below it are not used (Coulomb friction is ill-defined near "
+              "velocity reversals); 0 keeps every row. The same default as robid process / identify / payload.",
+              unit="rad/s (m/s)", minimum=0, default=0.05),
         Field("torque_band", "string", "Harmonics of the averaged torque kept (periodic path).",
               enum=("all", "signal", "positions"), default="all"),
         Field("drop_standstill", "boolean", "Leave out standstill segments.", default=False),

@@ -43,7 +43,9 @@ class ProcessingOptions:
     ``rate``: resample to this rate. ``start``/``end``: time window of the record to use.
     ``n_periods``: how many periods to use (default: all that fit in the periodic part of the record).
     ``derivatives``: highest derivative of q to compute (2..4). ``decimate``: integer factor (non-periodic).
-    ``min_speed``: mark (sample, joint) rows with |qd| below it as unused.
+    ``min_speed``: mark (sample, joint) rows with |qd| below it (rad/s, m/s for prismatic joints) as unused;
+    None or 0 keeps every row. The library takes it as given; the commands (``robid process``, ``identify``,
+    ``payload``) and campaigns default to :data:`robid.defaults.DEFAULT_MIN_SPEED`.
     ``torque_band`` (periodic path): which harmonics of the averaged torque are kept -- ``"all"`` (default:
     period averaging only; rows stay independent, so least-squares standard deviations stay honest, and the
     mismatch of the Coulomb model near velocity reversals stays local, where ``min_speed`` removes it),
