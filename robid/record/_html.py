@@ -46,14 +46,15 @@ def esc(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def num(x, digits: int = 4) -> str:
-    """A number with ``digits`` significant digits; an en dash for a missing value (as the report writes it)."""
+def format_number(x, digits: int = 4) -> str:
+    """A number with ``digits`` significant digits and a true minus sign; an en dash for a missing value; a
+    non-number as its text, unescaped (the report's ``num`` is this function)."""
     if x is None:
         return "\u2013"
     try:
         x = float(x)
     except (TypeError, ValueError):
-        return esc(x)
+        return str(x)
     if math.isnan(x):
         return "\u2013"
     if math.isinf(x):
@@ -61,6 +62,11 @@ def num(x, digits: int = 4) -> str:
     if x == 0:
         return "0"
     return f"{x:.{digits}g}".replace("-", "\u2212")
+
+
+def num(x, digits: int = 4) -> str:
+    """:func:`format_number`, escaped for HTML."""
+    return esc(format_number(x, digits))
 
 
 def pct(x, digits: int = 3) -> str:

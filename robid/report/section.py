@@ -6,33 +6,16 @@ from __future__ import annotations
 
 import copy
 import html
-import math
 import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
 import jinja2
 
+from robid.record._html import format_number as num  # the number format of every table (sections import it here)
+
 if TYPE_CHECKING:  # pragma: no cover
     from robid.report._data import ReportData
-
-
-def num(x, digits: int = 4) -> str:
-    """A number with ``digits`` significant digits; an en dash for a missing value."""
-    if x is None:
-        return "\u2013"
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return str(x)
-    if math.isnan(x):
-        return "\u2013"
-    if math.isinf(x):
-        return "\u221e" if x > 0 else "\u2212\u221e"
-    if x == 0:
-        return "0"
-    text = f"{x:.{digits}g}"
-    return text.replace("-", "\u2212")
 
 
 def count_by(values) -> Counter:

@@ -71,23 +71,9 @@ def c_function(
     dof = program.dof
     width = len(columns)
     outputs = regressor_outputs(program, columns)
-    assigns = needed_assignments(program, outputs.values())
-    used = free_symbols(assigns, outputs.values())
-    lines = [
-        f"void {name}(const double *q, const double *qd, const double *qdd, long n, double *y) {{",
-        "    for (long k = 0; k < n; ++k) {",
-        f"        const double *qk = q + {dof} * k, *qdk = qd + {dof} * k, *qddk = qdd + {dof} * k;",
-        f"        double *yk = y + {dof * width} * k;",
-    ]
-    lines += [f"        const double {v} = {e};" for v, e in input_statements(symbols, used, angle_offsets, C_INPUTS)]
-    for s, e in assigns:
-        lines.append(f"        const double {s.name} = {_C.doprint(e)};")
-    for i in range(dof):  # every entry, zeros included: y needs no clearing and is written sequentially
-        for k in range(width):
-            e = outputs.get((i, k))
-            lines.append(f"        yk[{i * width + k}] = {_C.doprint(e) if e is not None else '0.0'};")
-    lines += ["    }", "}"]
-    return "\n".join(lines) + "\n"
+    # every entry, zeros included: y needs no clearing and is written sequentially
+    writes = [(f"yk[{i * width + k}]", outputs.get((i, k))) for i in range(dof) for k in range(width)]
+    return _c_loop(name, "y", dof * width, program, symbols, angle_offsets, outputs.values(), writes)
 
 
 def c_torque_function(
@@ -102,20 +88,26 @@ def c_torque_function(
     dynamics), tau (n, dof) row-major."""
     dof = program.dof
     outputs = {i: e for (tag, i), e in program.entries.items() if tag == output_tag}
-    assigns = needed_assignments(program, outputs.values())
-    used = free_symbols(assigns, outputs.values())
+    writes = [(f"tauk[{i}]", outputs.get(i)) for i in range(dof)]
+    return _c_loop(name, "tau", dof, program, symbols, angle_offsets, outputs.values(), writes)
+
+
+def _c_loop(name, out, stride, program, symbols, angle_offsets, exprs, writes) -> str:
+    """``void name(q, qd, qdd, n, out)``: per sample, the joint inputs, the program's assignments that ``exprs``
+    need, then ``writes`` (target, expression or None for 0)."""
+    dof = program.dof
+    assigns = needed_assignments(program, exprs)
+    used = free_symbols(assigns, exprs)
     lines = [
-        f"void {name}(const double *q, const double *qd, const double *qdd, long n, double *tau) {{",
+        f"void {name}(const double *q, const double *qd, const double *qdd, long n, double *{out}) {{",
         "    for (long k = 0; k < n; ++k) {",
         f"        const double *qk = q + {dof} * k, *qdk = qd + {dof} * k, *qddk = qdd + {dof} * k;",
-        f"        double *tauk = tau + {dof} * k;",
+        f"        double *{out}k = {out} + {stride} * k;",
     ]
     lines += [f"        const double {v} = {e};" for v, e in input_statements(symbols, used, angle_offsets, C_INPUTS)]
     for s, e in assigns:
         lines.append(f"        const double {s.name} = {_C.doprint(e)};")
-    for i in range(dof):
-        e = outputs.get(i)
-        lines.append(f"        tauk[{i}] = {_C.doprint(e) if e is not None else '0.0'};")
+    lines += [f"        {target} = {_C.doprint(e) if e is not None else '0.0'};" for target, e in writes]
     lines += ["    }", "}"]
     return "\n".join(lines) + "\n"
 
