@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "demo",
     "payload",
     "schema",
+    "fleet",
 )
 
 

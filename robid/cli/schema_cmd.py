@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-KINDS = ("robot", "campaign", "mapping", "excitation")
+KINDS = ("robot", "campaign", "mapping", "excitation", "fleet")
 
 
 def register(sub) -> None:
