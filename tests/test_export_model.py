@@ -255,6 +255,10 @@ def test_bad_requests_are_refused_with_exit_2(ur10e_results, tmp_path, capsys):
     assert main(["export-model", str(folder / "missing.json"), "--format", "urdf", "--out", str(tmp_path / "x")]) == 2
     assert main(["export-model", str(folder / "wls.json"), "--format", "json", "--out", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
+    other = tmp_path / "traj.json"  # another robid file: said so, not "written by an older robid"
+    other.write_text(json.dumps({"robid": 1, "kind": "fourier", "period": 10.0}))
+    assert main(["export-model", str(other), "--format", "json", "--out", str(tmp_path / "m.json")]) == 2
+    assert "not an identification result" in capsys.readouterr().err
     assert main(["export-model", str(folder / "wls.json"), "--format", "urdf", "--out", str(folder / "wls.json")]) == 2
     assert not (tmp_path / "x").exists()
 

@@ -407,64 +407,9 @@ class IdentificationRecord:
           unused_rows, fit_samples, relative_error_norm_percent.
 
         A value the record does not hold (``None``) is NaN in a float column (``<NA>`` for the harmonics count)."""
-        import pandas as pd
+        from robid.record.frames import record_frame
 
-        builders = {
-            "parameters": self._frame_parameters,
-            "standard": self._frame_standard,
-            "fit": self._frame_fit,
-            "runs": self._frame_runs,
-        }
-        if what not in builders:
-            raise RobidInputError(f"to_frame: what={what!r}: expected one of {', '.join(builders)}")
-        columns, rows = builders[what]()
-        frame = pd.DataFrame(rows, columns=columns)
-        types = {c: float for c in columns if c in _FLOAT_COLUMNS or c in self.reference_labels}
-        if "harmonics" in columns:  # a count, missing for a run that was low-passed instead
-            types["harmonics"] = "Int64"
-        return frame.astype(types)
-
-    def _frame_parameters(self) -> tuple[list[str], list[list]]:
-        labels = list(self.reference_labels)
-        columns = ["name", "expression", "grouped", "value", "std", "relative_std_percent", "class", "nominal",
-                   "correlated_with", "unconstrained_value", *labels]
-        rows = [
-            [p.name, p.expression, p.grouped, p.value, p.std, p.relative_std_percent, p.identifiability, p.nominal,
-             p.correlated_with, p.unconstrained_value, *(dict(p.references).get(label) for label in labels)]
-            for p in self.base_parameters
-        ]
-        return columns, rows
-
-    def _frame_standard(self) -> tuple[list[str], list[list]]:
-        columns = ["name", "structural_class", "numerical_class", "base_parameters", "nominal", "consistent_value"]
-        rows = [
-            [p.name, p.structural_class, p.numerical_class, p.base_parameters, p.nominal, p.consistent_value]
-            for p in self.standard_parameters
-        ]
-        return columns, rows
-
-    def _frame_fit(self) -> tuple[list[str], list[list]]:
-        metrics = ["rms", "nrmse_percent", "max_error", "measured_rms", "relative_error_percent",
-                   "inside_band_percent", "mean_model_std"]
-        rows = [
-            [k, run.file, run.role, m.joint, *(getattr(m, name) for name in metrics)]
-            for k, run in enumerate(self.runs)
-            for m in run.fit.per_joint
-        ]
-        return ["run", "file", "role", "joint", *metrics], rows
-
-    def _frame_runs(self) -> tuple[list[str], list[list]]:
-        columns = ["run", "file", "role", "mode", "samples_read", "samples", "sample_rate_hz", "period_s",
-                   "period_source", "n_periods", "rejected_periods", "harmonics", "cutoff_hz", "rows_used",
-                   "dropped_rows", "unused_rows", "fit_samples", "relative_error_norm_percent"]
-        rows = [
-            [k, r.file, r.role, r.mode, r.samples_read, r.samples, r.sample_rate_hz, r.period_s, r.period_source,
-             r.n_periods, len(r.rejected_periods), None if r.harmonics is None else len(r.harmonics), r.cutoff_hz,
-             r.rows_used, len(r.dropped_rows), sum(r.unused_rows_per_joint), r.fit.samples,
-             r.fit.relative_error_norm_percent]
-            for k, r in enumerate(self.runs)
-        ]
-        return columns, rows
+        return record_frame(self, what)
 
     # -- JSON ----------------------------------------------------------------------------------------------
     def _derived_plain(self) -> dict:
@@ -504,13 +449,6 @@ class IdentificationRecord:
         return cls.from_dict(loads(text, where), where)
 
 
-#: the float columns of IdentificationRecord.to_frame (None becomes NaN there)
-_FLOAT_COLUMNS = frozenset({
-    "value", "std", "relative_std_percent", "nominal", "unconstrained_value", "consistent_value", "rms",
-    "nrmse_percent", "max_error", "measured_rms", "relative_error_percent", "inside_band_percent", "mean_model_std",
-    "sample_rate_hz", "period_s", "cutoff_hz", "relative_error_norm_percent",
-})
-
 _BASE_PARAMETER_KEYS = frozenset(
     f.metadata.get("json", f.name) for f in dataclasses.fields(BaseParameter) if not f.metadata.get("extra")
 )
@@ -520,6 +458,10 @@ def check_schema(data: Any, where: str) -> None:
     """Refuse what is not a robid RESULT.json of a known major schema version, with one line naming the file."""
     if not isinstance(data, dict) or type(data.get("robid")) is not int or data.get("robid") != 1:
         raise RobidInputError(f"{where}: not a robid RESULT.json (key robid: 1 missing)")
+    if "base_parameters" not in data:  # another robid file: a trajectory, a truth file, a design
+        keys = ", ".join(sorted(str(k) for k in data)[:6])
+        raise RobidInputError(f"{where}: not an identification result (RESULT.json of robid identify has "
+                              f"base_parameters; this file has {keys})")
     schema = data.get("schema")
     if schema is None:
         raise RobidInputError(
