@@ -11,15 +11,26 @@ of :func:`~robid.excitation.criteria.objective_and_gradient` chained through
 Multi-start: start s draws random coefficients (harmonic l scaled by 1/l) from ``numpy.random.default_rng
 (seed)`` and scales them to 80 % of the largest feasible amplitude; SLSQP (scipy) runs from each; a result
 that ends marginally infeasible is pulled towards the centre pose (amplitude bisection) until feasible. The
-best feasible start wins. Same inputs and seed give the same trajectory.
+best feasible start wins (ties: the lower start index). Same inputs and seed give the same trajectory.
+
+Parallel starts: all starting points are drawn in the calling process first (the same sequence as the serial
+loop), so each start depends only on (seed, start index); ``map_starts(fn, items)`` (argument of
+:func:`design_excitation`, or set for a block with :func:`start_map`) then runs the starts, e.g. on Dask workers
+(``robid design --workers N``). :func:`run_start` is the picklable unit of work; compiled robid regressors do not
+pickle, so :func:`portable_robot` wraps a robot whose methods travel as (model, terms) and are rebuilt once per
+worker process from the shared derivation cache. Same result, bit for bit, as the serial loop.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import hashlib
 import logging
 import math
+import pickle
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -199,36 +210,85 @@ def _random_start(rng: np.random.Generator, ev: _Evaluator) -> np.ndarray:
     return 0.8 * alpha * z
 
 
-def design_excitation(problem: DesignProblem, base_regressor: BaseRegressor) -> DesignResult:
-    """Run the multi-start optimisation and verify the winner in continuous time (hard limits)."""
+#: ``map_starts(fn, items)`` -> the results of ``fn`` over ``items``, in the order of ``items`` (may be lazy)
+StartMap = Callable[[Callable, Sequence], Iterable]
+_START_MAP: contextvars.ContextVar[StartMap | None] = contextvars.ContextVar("robid_start_map", default=None)
+
+
+@contextlib.contextmanager
+def start_map(map_starts: StartMap | None) -> Iterator[None]:
+    """Within the block, :func:`design_excitation` runs its starts through ``map_starts`` (None: serially)."""
+    token = _START_MAP.set(map_starts)
+    try:
+        yield
+    finally:
+        _START_MAP.reset(token)
+
+
+@dataclass(frozen=True)
+class StartOutcome:
+    """What one start sends back: its record and its final reduced coefficients z."""
+
+    record: StartRecord
+    z: np.ndarray
+
+
+def initial_points(problem: DesignProblem, ev: _Evaluator) -> list[np.ndarray]:
+    """The random feasible starting points of all starts, drawn in order from ``default_rng(seed)``."""
+    rng = np.random.default_rng(problem.seed)
+    return [_random_start(rng, ev) for _ in range(problem.starts)]
+
+
+def run_start(problem: DesignProblem, base_regressor: BaseRegressor, s: int, z0: np.ndarray) -> StartOutcome:
+    """Start ``s`` from ``z0`` with a fresh evaluator: the unit of work of a parallel design (module level, so
+    that it pickles; ``base_regressor`` must pickle too, see :func:`portable_robot`)."""
+    return _timed_start(problem, _Evaluator(problem, base_regressor), s, z0, _NoBar(), [math.inf], [0.0])
+
+
+class _NoBar:
+    enabled = False
+
+    def note(self, text: str) -> None:
+        pass
+
+
+def _start_task(item: tuple) -> StartOutcome:
+    return run_start(*item)
+
+
+def design_excitation(
+    problem: DesignProblem, base_regressor: BaseRegressor, map_starts: StartMap | None = None
+) -> DesignResult:
+    """Run the multi-start optimisation and verify the winner in continuous time (hard limits).
+
+    ``map_starts(fn, items)`` runs the starts (default: the one set by :func:`start_map`, else serially in this
+    process with a shared evaluator); every start's initial point is drawn here first, so the result does not
+    depend on where or in which order the starts run."""
     t_start = time.perf_counter()
     ev = _Evaluator(problem, base_regressor)
     if np.min(ev.constraint_values(np.zeros(problem.dof * ev.r)), initial=0.0) < 0.0:
         raise ValueError("the centre pose itself violates a limit (check center, margin, Cartesian and torque limits)")
-    rng = np.random.default_rng(problem.seed)
+    z0s = initial_points(problem, ev)
+    if map_starts is None:
+        map_starts = _START_MAP.get()
     records: list[StartRecord] = []
     best: tuple[float, np.ndarray, int] | None = None
     best_value = [math.inf]  # for the progress line (the callback must not close over ``best``)
     last_print = [0.0]
     with progress.bar(problem.starts, "design: starts", "starts") as bar:
-        for s in range(problem.starts):
-            t0 = time.perf_counter()
-            res, z, f, shrink, n_eval0 = _one_start(problem, ev, rng, s, bar, best_value, last_print)
-            records.append(
-                StartRecord(
-                    s,
-                    f,
-                    int(res.nit),
-                    ev.evaluations - n_eval0,
-                    bool(res.success),
-                    str(res.message),
-                    shrink,
-                    time.perf_counter() - t0,
-                )
+        if map_starts is None:
+            outcomes: Iterable[StartOutcome] = (
+                _timed_start(problem, ev, s, z0s[s], bar, best_value, last_print) for s in range(problem.starts)
             )
+        else:
+            outcomes = map_starts(_start_task, [(problem, base_regressor, s, z0s[s]) for s in range(problem.starts)])
+        for s, outcome in enumerate(outcomes):
+            rec, z, f = outcome.record, outcome.z, outcome.record.objective
+            assert rec.index == s
+            records.append(rec)
             _log.info(
                 f"design: start {s + 1}/{problem.starts} done: {problem.criterion} "
-                f"{_display(f, problem.criterion):.4g} ({res.nit} iterations, {time.perf_counter() - t0:.1f} s)"
+                f"{_display(f, problem.criterion):.4g} ({rec.iterations} iterations, {rec.seconds:.1f} s)"
             )
             if best is None or f < best[0]:
                 best = (f, z.copy(), s)
@@ -236,7 +296,7 @@ def design_excitation(problem: DesignProblem, base_regressor: BaseRegressor) -> 
             bar.note(f"best {problem.criterion} {_display(best_value[0], problem.criterion):.4g}")
             bar.update()
 
-    assert best is not None
+    assert best is not None and len(records) == problem.starts
     x = ev.coefficients(best[1])
     h = problem.harmonics
     names = problem.joint_names or tuple(f"q{j + 1}" for j in range(problem.dof))
@@ -247,11 +307,28 @@ def design_excitation(problem: DesignProblem, base_regressor: BaseRegressor) -> 
     return DesignResult(traj, criteria, check, tuple(records), best[2], time.perf_counter() - t_start, problem)
 
 
-def _one_start(problem: DesignProblem, ev: _Evaluator, rng, s: int, bar, best_value: list, last_print: list):
-    """Start ``s``: SLSQP from a random feasible point, the start kept if SLSQP made it worse, shrunk into the
+def _timed_start(problem: DesignProblem, ev: _Evaluator, s: int, z0: np.ndarray, bar, best_value: list,
+                 last_print: list) -> StartOutcome:
+    t0 = time.perf_counter()
+    res, z, f, shrink, n_eval0 = _one_start(problem, ev, z0, s, bar, best_value, last_print)
+    record = StartRecord(
+        s,
+        f,
+        int(res.nit),
+        ev.evaluations - n_eval0,
+        bool(res.success),
+        str(res.message),
+        shrink,
+        time.perf_counter() - t0,
+    )
+    return StartOutcome(record, z)
+
+
+def _one_start(problem: DesignProblem, ev: _Evaluator, z0: np.ndarray, s: int, bar, best_value: list,
+               last_print: list):
+    """Start ``s``: SLSQP from the feasible point ``z0``, the start kept if SLSQP made it worse, shrunk into the
     limits if it left them. A line about every second while it runs (DEBUG when a bar shows it).
     (scipy result, coefficients, objective, shrink factor, evaluation count before it)."""
-    z0 = _random_start(rng, ev)
     iteration = [0]
 
     def callback(zk):
@@ -295,3 +372,63 @@ def _display(objective: float, criterion: str) -> float:
     if criterion.startswith("cond"):
         return math.exp(objective) if objective < 700 else math.inf  # cond_both: the weighted product
     return -objective
+
+
+# ---- robots whose regressors travel to other processes ---------------------------------------------------------------
+#: per process: hash of (model, terms) -> robid.robot.Robot rebuilt from the derivation cache
+_REBUILT: dict[str, object] = {}
+
+
+class _RobotMethod:
+    """Picklable stand-in for ``Robot.inverse_dynamics`` or ``Robot.base_parameters().regressor``: pickles as
+    (model, terms); after unpickling the robot is rebuilt on first call (once per process: the derivation cache is
+    shared and locked, so a robot type derives at most once). Same compiled code, so the same numbers."""
+
+    def __init__(self, model: RobotModel, terms: tuple[str, ...], kind: str, fn: Callable | None = None):
+        self.model, self.terms, self.kind = model, tuple(terms), kind
+        self._fn = fn
+
+    def __getstate__(self) -> dict:
+        return {"model": self.model, "terms": self.terms, "kind": self.kind, "_fn": None}
+
+    def __call__(self, *args, **kwargs):
+        if self._fn is None:
+            from robid.robot import Robot
+
+            key = hashlib.sha256(pickle.dumps((self.model, self.terms))).hexdigest()  # nominal values included
+            robot = _REBUILT.get(key)
+            if robot is None:
+                robot = _REBUILT[key] = Robot(self.model, self.terms)
+            self._fn = robot.base_parameters().regressor if self.kind == "base_regressor" else robot.inverse_dynamics
+        return self._fn(*args, **kwargs)
+
+
+class _PortableBase:
+    def __init__(self, base, regressor: _RobotMethod):
+        self.names = list(getattr(base, "names", []))
+        self.regressor = regressor
+
+
+class _PortableRobot:
+    """The parts of a robot that :func:`robid.excitation.design.design_from_spec` uses, picklable."""
+
+    def __init__(self, robot):
+        self.model = robot.model
+        base = robot.base_parameters()
+        self._base = _PortableBase(base, _RobotMethod(robot.model, robot.terms, "base_regressor", base.regressor))
+        self.inverse_dynamics = _RobotMethod(robot.model, robot.terms, "inverse_dynamics", robot.inverse_dynamics)
+
+    def base_parameters(self) -> _PortableBase:
+        return self._base
+
+
+def portable_robot(robot):
+    """``robot`` itself when its base regressor and inverse dynamics pickle (e.g. a pure-Python stand-in), else a
+    wrapper for a :class:`robid.robot.Robot` (compiled code) whose methods are rebuilt where they are unpickled."""
+    try:
+        pickle.dumps((robot.model, robot.base_parameters().regressor, getattr(robot, "inverse_dynamics", None)))
+        return robot
+    except Exception:  # ctypes handles of the compiled backend, generated modules
+        if not hasattr(robot, "terms"):
+            raise
+        return _PortableRobot(robot)
