@@ -27,24 +27,15 @@ from robid.model.robot_model import RobotModel
 
 def _program(model: RobotModel, terms: tuple[str, ...], values, base_indices):
     """The optimised program with the outputs ``("tau", i)`` (values folded) and the base regressor columns."""
-    import sympy as sp
-
-    from robid.symbolic.codegen import optimise
-    from robid.symbolic.geometry import joint_symbols
-    from robid.symbolic.program import ProgramBuilder
-    from robid.symbolic.terms import DerivationContext, derive_columns, derive_torques, motor_symbols
+    from robid.symbolic.derive import folded_program
+    from robid.symbolic.terms import motor_symbols
 
     if motor_symbols(model, terms):
         raise RobidInputError(
             "export-model --format python|c: the elastic layout (terms with 'stiffness') has no joint-torque "
             "feed-forward; export the motor-side reference with 'robid export --motor-side'"
         )
-    symbols = joint_symbols(model)
-    ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder())
-    cols = derive_columns(ctx, terms)
-    exact = [sp.Rational(repr(float(v))) if v != 0 else sp.Integer(0) for v in values]
-    tau = derive_torques(ctx, terms, exact)
-    prog = optimise(ctx.program.assignments, cols.columns, {("tau", i): e for i, e in enumerate(tau)})
+    prog, symbols = folded_program(model, terms, values, with_columns=True)
     offsets = [j.geometry.angle_offset if j.revolute else 0.0 for j in model.joints]
     return prog, symbols, offsets, list(base_indices)
 

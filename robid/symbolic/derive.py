@@ -176,21 +176,30 @@ def _metadata(model: RobotModel, key: str, terms, names, base, functions: dict, 
     }
 
 
+def folded_program(model: RobotModel, terms: tuple[str, ...], values, with_columns: bool = False):
+    """The inverse dynamics with numeric parameter ``values`` substituted as exact rationals of their doubles
+    (El-Rayyes 1990, Tables 4.2/4.3: geometry and mass data numeric, constants folded), after CSE; outputs
+    ``("tau", i)``, and the regressor columns too with ``with_columns`` (one CSE over both). Returns the optimised
+    program and the joint symbols."""
+    import sympy as sp
+
+    symbols = joint_symbols(model)
+    ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder())
+    columns = derive_columns(ctx, terms).columns if with_columns else []
+    exact_values = [sp.Rational(repr(float(v))) if v != 0 else sp.Integer(0) for v in values]
+    tau = derive_torques(ctx, terms, exact_values)
+    return optimise(ctx.program.assignments, columns, _outputs(tau=tau)), symbols
+
+
 def customised_operation_counts(model: RobotModel, terms: tuple[str, ...], values) -> dict[str, int]:
-    """Operation counts of the inverse dynamics customised to numeric parameter values.
+    """Operation counts of the inverse dynamics customised to numeric parameter values (:func:`folded_program`).
 
     This is the setting of El-Rayyes (1990) Tables 4.2/4.3 (NEDYN: geometry *and* mass data numeric, constants
     folded): the backward recursion with the values substituted, then CSE.
     """
-    import sympy as sp
-
     from robid.symbolic.codegen import needed_assignments
     from robid.symbolic.program import operation_counts
 
-    symbols = joint_symbols(model)
-    ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder())
-    exact_values = [sp.Rational(repr(float(v))) if v != 0 else sp.Integer(0) for v in values]
-    tau = derive_torques(ctx, terms, exact_values)
-    prog = optimise(ctx.program.assignments, [], {("tau", i): e for i, e in enumerate(tau)})
+    prog, _ = folded_program(model, terms, values)
     exprs = list(prog.entries.values())
     return operation_counts(needed_assignments(prog, exprs), exprs)
