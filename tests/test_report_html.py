@@ -491,3 +491,32 @@ def test_parameter_table_has_a_unit_per_row(case):
     }
     assert units["Izz_J1"] == "kg m\u00b2" and units["fv_J1"] == "N m s/rad" and units["f0_J3"] == "N m"
     assert units["comp_k_J2"] == "N/m" and units["comp_kl0_J2"] == "N" and units["mx_J2"] == "kg m"
+
+
+def test_validation_runs_friction_lies_on_the_identified_curve(case):
+    """The friction figure draws the validation runs' data-implied friction (measured torque minus every other
+    identified term) beside the identified curve. On the virtual robot the model is exact, so the held-out points
+    must lie on the identified curve within the torque noise: the residual of the held-out points about the
+    curve is a small fraction of the friction torque's own spread. A sign error or a run mix-up (e.g. the
+    identification run drawn twice, or the friction of another joint) moves the points off the curve."""
+    from robid.report._compute import friction_curve
+    from robid.report._data import ReportData
+    from robid.report.sections.friction import _friction_joints, _implied
+
+    data = ReportData(title="t", subtitle="", robot=case["robot"], record=case["record"])
+    assert data.validation_runs
+    joints = _friction_joints(data)
+    assert joints
+    for j, prefixes in joints:
+        held = _implied(data, j, "tau_friction", "qd", data.validation_runs)
+        own = _implied(data, j, "tau_friction", "qd")
+        assert held is not None and own is not None
+        x, y = held
+        assert not np.array_equal(x, own[0][: x.size])  # the validation run's samples, not the identification's
+        name = case["robot"].joint_names[j]
+        curve = friction_curve(x, prefixes, name, data.names, data.values, data.covariance, data.nominal, {})
+        residual = y - curve.identified
+        spread = np.std(curve.identified)
+        print(f"{name}: held-out friction residual rms {np.sqrt(np.mean(residual**2)):.3g} vs spread {spread:.3g}")
+        assert np.sqrt(np.mean(residual**2)) < 0.25 * spread
+    assert "Validation runs (orange) did not shape the estimate" in data.section("friction").html()

@@ -38,6 +38,7 @@ BAND = "#f2a2ab"
 NOMINAL = "#2e86ab"
 IDENTIFIED = "#d1495b"
 DATA = "#6c757d"
+HELD_OUT = "#f4a261"  # data of the validation runs, which did not shape the estimate
 
 
 @contextmanager

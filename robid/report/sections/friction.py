@@ -46,11 +46,12 @@ def _grid(rng, pad: float) -> tuple[np.ndarray, str]:
     return np.linspace(lo - pad * span, hi + pad * span, GRID), source
 
 
-def _implied(data, j: int, part: str, which: str):
+def _implied(data, j: int, part: str, which: str, runs=None):
     """(x, torque implied by the data for the terms of ``part`` -- ``tau_friction`` or ``tau_compensator``) over
-    the identification runs' display series: measured torque minus every other identified term, decimated."""
+    the display series of ``runs`` (default: the identification runs): measured torque minus every other
+    identified term, decimated; None when no run has the joint's term."""
     xs, ys = [], []
-    for run in data.identification_runs:
+    for run in data.identification_runs if runs is None else runs:
         d = run.display
         own = getattr(d, part)[j]
         if own is None:
@@ -66,12 +67,26 @@ def _implied(data, j: int, part: str, which: str):
     return x[::step], y[::step]
 
 
-def _plot_curve(ax, curve, xscale, implied, xlabel, ylabel, title, minus=None):
+def _plot_curve(ax, curve, xscale, implied, xlabel, ylabel, title, minus=None, held_out=None):
     """Identified curve with its band, nominal, references and the data-implied scatter; with ``minus`` (an
-    array on the curve's grid) every curve is drawn relative to it (a deviation plot)."""
+    array on the curve's grid) every curve is drawn relative to it (a deviation plot). ``held_out``: the same
+    data-implied torque of the validation runs, drawn in its own colour (it did not shape the curve; the vertical
+    limits stay those of the identification data, so held-out outliers are clipped, not squashing the curves)."""
     x = curve.x * xscale
     base = np.zeros_like(curve.identified) if minus is None else minus
     shift = 0.0
+    if held_out is not None:
+        held_shift = 0.0 if minus is None else np.interp(held_out[0], curve.x, minus)
+        ax.scatter(
+            held_out[0] * xscale,
+            held_out[1] - held_shift,
+            s=4,
+            color=F.HELD_OUT,
+            alpha=0.35,
+            lw=0,
+            label="data-implied, validation runs",
+            rasterized=True,
+        )
     if implied is not None:
         shift = 0.0 if minus is None else np.interp(implied[0], curve.x, minus)
         ax.scatter(
@@ -133,20 +148,25 @@ def _friction_figures(data, joints) -> tuple[list, list[str]]:
         if rng is None:
             skipped.append(f"{names[j]}: no velocity range known")
             continue
+        if data.validation_runs and data.identification_runs:
+            # the curve also spans the validation runs' speeds (e.g. single-joint runs faster than the excitation)
+            peak = max(max(r.ranges[j].qd_peak for r in data.validation_runs), rng[1])
+            rng = (-peak, peak, rng[2] + " and validation runs" if peak > rng[1] else rng[2])
         grid, source = _grid(rng, 0.02)
         # both sides of zero velocity, so that the Coulomb step is drawn as a step
         grid = np.sort(np.concatenate([grid, [-1e-12, 1e-12]])) if grid[0] < 0 < grid[-1] else grid
         curve = friction_curve(
             grid, prefixes, names[j], data.names, data.values, data.covariance, nominal, data.references
         )
-        plotted.append((j, curve, _implied(data, j, "tau_friction", "qd"), prefixes, source))
+        held_out = _implied(data, j, "tau_friction", "qd", data.validation_runs) if data.validation_runs else None
+        plotted.append((j, curve, _implied(data, j, "tau_friction", "qd"), prefixes, source, held_out))
     for group in F.joint_groups(len(plotted)):
         items = [plotted[i] for i in group]
         with F.style():
             fig = F.new_figure(3.7)
             axes = np.atleast_1d(fig.subplots(1, 3, squeeze=False)).ravel()
             F.margins(fig, cols=3, wspace_in=0.8, top=0.65)
-            for ax, (j, curve, implied, prefixes, _) in zip(axes, items, strict=False):
+            for ax, (j, curve, implied, prefixes, _, held_out) in zip(axes, items, strict=False):
                 u = units[j]
                 _plot_curve(
                     ax,
@@ -157,6 +177,7 @@ def _friction_figures(data, joints) -> tuple[list, list[str]]:
                     f"friction [{u.torque}]",
                     f"{names[j]}: "
                     + " + ".join({"fv": "fv\u00b7qd", "fc": "fc\u00b7sign(qd)", "f0": "f0"}[p] for p in prefixes),
+                    held_out=held_out,
                 )
             for ax in axes[len(items) :]:
                 ax.set_visible(False)
@@ -171,6 +192,12 @@ def _friction_figures(data, joints) -> tuple[list, list[str]]:
                         " Data-implied: the measured torque minus every other identified term (filtered like the "
                         "torque, so the Coulomb step appears smoothed)."
                         if items[0][2] is not None
+                        else ""
+                    )
+                    + (
+                        " Validation runs (orange) did not shape the estimate: where they follow the identified "
+                        "curve, the friction model holds on motion it was not fitted to (e.g. single-joint runs)."
+                        if any(it[5] is not None for it in items)
                         else ""
                     ),
                 )
