@@ -99,6 +99,8 @@ class Group:
     parts: tuple[Part, ...]
     side: str = "joint"  # joint | motor
     offset: tuple[float, ...] | None = None
+    #: s, how late the recorded channels are (one for all, or one per joint); undone when read (``delay`` field)
+    delay: float | tuple[float, ...] = 0.0
     gains: tuple[float, ...] | None = None  # currents: joint torque = gain * current (N m/A, joint side)
     torque_constants: tuple[float, ...] | str | None = None  # currents: motor torque = k_T * current; "robot"
 
@@ -382,7 +384,33 @@ def _group(spec: Any, name: str, where: str, top_read: ReadOptions) -> Group:
     if "torque_constants" in group_keys:
         raw = group_keys["torque_constants"]
         kt = "robot" if raw == "robot" else _numbers(raw, f"{where}: torque_constants", None)
-    return Group(name=name, parts=tuple(parts), side=side, offset=offset, gains=gains, torque_constants=kt)
+    delay = _delay(group_keys["delay"], f"{where}: delay") if "delay" in group_keys else 0.0
+    return Group(name=name, parts=tuple(parts), side=side, offset=offset, delay=delay, gains=gains,
+                 torque_constants=kt)
+
+
+def _delay(raw: Any, where: str) -> float | tuple[float, ...]:
+    """``delay:`` one time (a number in s, or '3.06ms', '3060 us', '0.00306 s') or a list with one per joint."""
+    if isinstance(raw, list):
+        if not raw:
+            raise RobidInputError(f"{where}: expected a time or a list with one per joint, got an empty list")
+        return tuple(_time(v, f"{where}[{k}]") for k, v in enumerate(raw))
+    return _time(raw, where)
+
+
+_TIME = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([a-z]+)?\s*$")
+
+
+def _time(value: Any, where: str) -> float:
+    if isinstance(value, str):
+        match = _TIME.match(value)
+        unit = match.group(2) if match else None
+        if not match or (unit is not None and unit not in UNITS["time"]):
+            raise RobidInputError(
+                f"{where}: cannot read {value!r} as a time (a number in s, or with a unit: {', '.join(UNITS['time'])})"
+            )
+        return float(match.group(1)) * UNITS["time"][unit or "s"]
+    return _number(value, where)
 
 
 def _transmission(spec: Any, where: str) -> Transmission:

@@ -70,7 +70,8 @@ def read_measurement(
         t = (loaded.start + np.arange(n) / loaded.rate)[keep]
         uniform = not np.any(~keep)
         notes.append(f"{path}: no time column: t = {loaded.start:g} s + k / {loaded.rate:g} Hz")
-    signals = _joint_side(columns.raw(tables, keep), loaded, robot, n_joints, notes)
+    raw = _undo_delays(columns.raw(tables, keep), t, loaded, n_joints, notes)
+    signals = _joint_side(raw, loaded, robot, n_joints, notes)
     if loaded.time is None and result.dropped.count:
         notes.append(f"{path}: time stamps of dropped samples are missing from t (the gaps are resampled)")
     return Measurement(
@@ -171,6 +172,38 @@ class _Columns:
             refs = [c for c in self.channels if c.kind == name]
             out[name] = np.column_stack([tables.values(c, keep) for c in refs]) * factor
         return out
+
+
+def _undo_delays(
+    raw: dict[str, np.ndarray], t: np.ndarray, mapping: ChannelMapping, n_joints: int, notes: list[str]
+) -> dict[str, np.ndarray]:
+    """The recorded channels with the mapping's ``delay`` of each group undone, x(t) = x_rec(t + delay), by
+    band-limited interpolation (robid.signals.time_shift), on the recorded side (before any transmission mixes
+    channels)."""
+    from robid.signals.time_shift import advance, uniform_step
+
+    out = dict(raw)
+    for name, group in mapping.groups.items():
+        delays = np.broadcast_to(np.asarray(group.delay, dtype=float), (n_joints,)) if np.ndim(group.delay) == 0 \
+            else np.asarray(group.delay, dtype=float)
+        if delays.shape != (n_joints,):
+            raise RobidInputError(f"{mapping.source}: {name}.delay: {delays.size} values for {n_joints} joints")
+        if not np.any(delays):
+            continue
+        step = uniform_step(t)
+        if step is None:
+            raise RobidInputError(
+                f"{mapping.source}: {name}.delay: needs uniformly sampled time stamps (steps from "
+                f"{np.min(np.diff(t)):.6g} to {np.max(np.diff(t)):.6g} s, rows dropped or a jittery clock); "
+                "remove the delay or resample the file"
+            )
+        x = out[name].copy()
+        for j in np.flatnonzero(delays):
+            x[:, j] = advance(x[:, j], step, float(delays[j]))
+        out[name] = x
+        shifted = ", ".join(f"{j + 1}: {1e3 * delays[j]:g} ms" for j in np.flatnonzero(delays))
+        notes.append(f"{mapping.source}: {name} recorded late, advanced by band-limited interpolation ({shifted})")
+    return out
 
 
 def _joint_side(

@@ -66,6 +66,10 @@ GROUP_FIELDS = (
           enum=("joint", "motor"), default="joint"),
     Field("offset", "list", "Added after conversion, one per joint (positions and motor_positions only).",
           unit="rad (m)", items=Field("", "number|string", "")),
+    Field("delay", "number|string|list", "How late the channels were recorded against the time stamps, undone "
+          "when the file is read (x(t) = x_rec(t + delay), band-limited interpolation; docs/mapping-file.md): "
+          "one value for the signal, or a list with one per joint; a number in s or a string with s, ms or us.",
+          unit="s", items=Field("", "number|string", ""), default=0),
     Field("gains", "list", "currents only: joint torque per ampere, tau = K i (one of gains, torque_constants).",
           unit="N m/A", items=Field("", "number", "")),
     Field("torque_constants", "list|string", "currents only: motor torque per ampere, a list or robot (the "
