@@ -214,14 +214,27 @@ def _residual_weights(
     weight_tol: float,
     model: correlated.NoiseModel | None = None,
 ) -> tuple[np.ndarray, int, str]:
-    """Per-joint weights ``1/sigma_j`` iterated from OLS (docstring of :func:`wls`): (weights, solves, note)."""
+    """Per-joint weights ``1/sigma_j`` iterated from OLS (docstring of :func:`wls`): (weights, solves, note).
+
+    Rows whose target is zero on every sample (homogeneous equations, e.g. the link rows of the elastic layout:
+    the spring carries the link, docs/elastic.md section 2) keep the sigma of the first (OLS) solve. Their
+    residual is ``-Y beta``: re-estimated, it shrinks with beta, their weight grows, the next solve shrinks beta
+    further, and the iteration runs to the trivial beta = 0 that fits them exactly. Held at the OLS level (the
+    equation error of those rows where nothing favours them), the rows with measured targets always pull beta
+    away from zero: at beta = 0 their residual is bounded by the targets, so their weight stays finite."""
     weights = np.ones(W.shape[1])
+    homogeneous = ~np.any(tau != 0.0, axis=0)
     limit = steps if steps is not None else max_steps
     iterations = 1
     settled = False
+    held = None
     while iterations < limit:
         previous, _sol = _solve_and_report(W, tau, names, weights, "wls", [], 1, noise_model=model)
-        sig = np.maximum(previous.sigma, _SIGMA_FLOOR * max(float(previous.sigma.max()), 1.0))
+        sig = np.array(previous.sigma, dtype=float)
+        if held is None:
+            held = sig[homogeneous].copy()
+        sig[homogeneous] = held
+        sig = np.maximum(sig, _SIGMA_FLOOR * max(float(sig.max()), 1.0))
         new_weights = 1.0 / sig
         ratio = (new_weights / weights) / np.max(new_weights / weights)  # only relative weights matter
         change = np.max(np.abs(ratio - 1.0))
@@ -236,6 +249,9 @@ def _residual_weights(
         note = f"WLS: per-joint weights 1/sigma_j re-estimated from the residuals, {iterations} solves" + (
             "" if settled else f" (weights still changing after {max_steps} solves)"
         )
+    if np.any(homogeneous):
+        note += (f"; rows with target zero ({', '.join(str(j) for j in np.flatnonzero(homogeneous))}) keep the "
+                 "sigma of the OLS step")
     return weights, iterations, note
 
 
