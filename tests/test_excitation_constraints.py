@@ -5,8 +5,9 @@ import math
 import numpy as np
 
 from robid.excitation.cartesian import CartesianLimit, chain_frames, point_positions_and_jacobians
-from robid.excitation.constraints import GridConstraints, JointLimitSet, check_trajectory
+from robid.excitation.constraints import JointLimitSet, check_trajectory
 from robid.excitation.fourier import FourierTrajectory
+from robid.excitation.grid_constraints import GridConstraints
 from robid.excitation.planar2r import Planar2R, planar_2r_model
 
 

@@ -9,8 +9,9 @@ step h, on every interval
 (mean-value theorem, and the error bound of linear interpolation |x - L| <= h^2/8 max|x''|), with
 M_k = sum_l (l w)^(k-1) sqrt(a_l^2 + b_l^2) >= max |q^(k)|. The check refines the grid until every limit
 is either certified (sampled extreme + bound within the limit) or definitely violated (a sample beyond it).
-The designer imposes the same certified inequalities on its constraint grid, so its result is feasible in
-continuous time by construction.
+The designer imposes the same certified inequalities on its constraint grid
+(:class:`robid.excitation.grid_constraints.GridConstraints`), so its result is feasible in continuous time by
+construction.
 
 Cartesian limits use the first-order bound with the point speed bound of :mod:`robid.excitation.cartesian`.
 Torque limits (nominal inverse dynamics) are checked on the dense grid only: no derivative bound is available
@@ -30,8 +31,7 @@ from robid.excitation.cartesian import (
     lever_arms,
     point_positions_and_jacobians,
 )
-from robid.excitation.channels import channel_derivatives
-from robid.excitation.fourier import FourierTrajectory, basis
+from robid.excitation.fourier import FourierTrajectory
 from robid.model.robot_model import RobotModel
 
 QUANTITIES = ("position", "velocity", "acceleration", "jerk")
@@ -310,124 +310,3 @@ def check_trajectory(
     tt = np.arange(nt) * (traj.period / nt)
     items += _torque_items(traj, limits, torque_fn, tt)
     return CheckReport(tuple(items), n, h)
-
-
-class GridConstraints:
-    """The certified limit inequalities on a grid over one period, as g(X) >= 0 with the Jacobian dg/dX.
-
-    X is the coefficient matrix (dof, 2H) = [a, b]; every row of g is scaled by its limit so that the rows are
-    O(1). Joint limits: L - x_i - M_{k+2} h^2/8 >= 0 (both signs, positions against their two bounds);
-    Cartesian: n . p_i - d - (h/2) sum_j R_j M1_j >= 0; torque: L -+ tau_i >= 0 (sampled).
-    """
-
-    def __init__(
-        self,
-        limits: JointLimitSet,
-        period: float,
-        harmonics: int,
-        grid_points: int,
-        center: np.ndarray,
-        cartesian: Sequence[CartesianLimit] = (),
-        model: RobotModel | None = None,
-        torque_fn: TorqueFunction | None = None,
-    ):
-        self.limits = limits
-        self.period = period
-        self.harmonics = harmonics
-        self.center = np.asarray(center, dtype=float)
-        self.dof = self.center.shape[0]
-        self.t = np.arange(grid_points) * (period / grid_points)
-        self.h = period / grid_points
-        self.basis = [basis(self.t, period, harmonics, k) for k in range(4)]
-        ls = np.arange(1, harmonics + 1) * (2.0 * math.pi / period)
-        self._harmonic_scale = ls
-        self.cartesian = tuple(cartesian)
-        self.model = model
-        self.torque_fn = torque_fn if np.any(np.isfinite(limits.torque)) else None
-        if self.cartesian:
-            travel = np.max(np.abs(np.where(np.isfinite(limits.position), limits.position, 0.0)), axis=1)
-            self._arms = [lever_arms(model, c, travel) for c in self.cartesian]
-
-    def _bound_and_gradient(self, x: np.ndarray, order: int) -> tuple[float, np.ndarray]:
-        """M_order for one joint's coefficients x (2H,) and its gradient (smoothed at zero amplitude)."""
-        h = self.harmonics
-        a, b = x[:h], x[h:]
-        amp = np.sqrt(a * a + b * b + 1e-24)  # >= the true amplitude: the bound stays rigorous
-        w = self._harmonic_scale ** (order - 1)
-        return float(w @ amp), np.concatenate([w * a / amp, w * b / amp])
-
-    def evaluate(self, x_all: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """g (m,) and dg/dX (m, dof * 2H) for the coefficient matrix X (dof, 2H)."""
-        x_all = np.asarray(x_all, dtype=float).reshape(self.dof, 2 * self.harmonics)
-        nx = 2 * self.harmonics
-        rows_g: list[np.ndarray] = []
-        rows_j: list[np.ndarray] = []
-        G = self.t.shape[0]
-        lim = self.limits
-        for k, quantity in enumerate(QUANTITIES):
-            for j in range(self.dof):
-                if k == 0:
-                    lo, hi = lim.position[j] - self.center[j]
-                    bounds = [(hi, 1.0), (-lo, -1.0)]
-                else:
-                    L = float(lim.symmetric(quantity)[j])
-                    bounds = [(L, 1.0), (L, -1.0)]
-                vals = self.basis[k] @ x_all[j]
-                m, dm = self._bound_and_gradient(x_all[j], k + 2)
-                delta = m * self.h**2 / 8.0
-                ddelta = dm * self.h**2 / 8.0
-                for L, sign in bounds:
-                    if not np.isfinite(L):
-                        continue
-                    scale = 1.0 / max(abs(L), 1e-9)
-                    rows_g.append((L - sign * vals - delta) * scale)
-                    jac = np.zeros((G, self.dof * nx))
-                    jac[:, j * nx : (j + 1) * nx] = (-sign * self.basis[k] - ddelta[None, :]) * scale
-                    rows_j.append(jac)
-        if self.cartesian:
-            g, jac = self._cartesian(x_all)
-            rows_g.append(g)
-            rows_j.append(jac)
-        if self.torque_fn is not None:
-            g, jac = self._torque(x_all)
-            rows_g.append(g)
-            rows_j.append(jac)
-        if not rows_g:
-            return np.zeros(0), np.zeros((0, self.dof * nx))
-        return np.concatenate(rows_g), np.vstack(rows_j)
-
-    def _cartesian(self, x_all):
-        nx = 2 * self.harmonics
-        q = self.basis[0] @ x_all.T + self.center
-        m1, dm1 = zip(*(self._bound_and_gradient(x_all[j], 1) for j in range(self.dof)), strict=True)
-        gs, js = [], []
-        for c, arms in zip(self.cartesian, self._arms, strict=True):
-            p, jac_q = point_positions_and_jacobians(self.model, q, c)
-            delta = self.h / 2.0 * float(arms @ np.array(m1))
-            for n, d in zip(c.normals, c.offsets, strict=True):
-                scale = 1.0  # metres are O(1) already
-                gs.append((p @ n - d - delta) * scale)
-                nj = np.einsum("i,nij->nj", n, jac_q)  # (G, dof)
-                jac = np.zeros((q.shape[0], self.dof * nx))
-                for j in range(self.dof):
-                    jac[:, j * nx : (j + 1) * nx] = nj[:, j : j + 1] * self.basis[0] - self.h / 2.0 * arms[j] * dm1[j]
-                js.append(jac * scale)
-        return np.concatenate(gs), np.vstack(js)
-
-    def _torque(self, x_all):
-        nx = 2 * self.harmonics
-        q, qd, qdd = (self.basis[k] @ x_all.T + (self.center if k == 0 else 0.0) for k in range(3))
-        tau = np.asarray(self.torque_fn(q, qd, qdd))
-        G = q.shape[0]
-        dtau = np.zeros((G, self.dof, self.dof, nx))  # sample, torque row, joint, coefficient
-        for kind, j, d in channel_derivatives(self.torque_fn, q, qd, qdd, tau):
-            dtau[:, :, j, :] += d[:, :, None] * self.basis[kind][:, None, :]
-        gs, js = [], []
-        for r in range(self.dof):
-            L = float(self.limits.torque[r])
-            if not np.isfinite(L):
-                continue
-            for sign in (1.0, -1.0):
-                gs.append((L - sign * tau[:, r]) / L)
-                js.append(-sign * dtau[:, r].reshape(G, -1) / L)
-        return np.concatenate(gs), np.vstack(js)

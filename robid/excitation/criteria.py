@@ -133,6 +133,33 @@ def _log_cond(w: np.ndarray) -> tuple[float, np.ndarray]:
     return math.log(s1) - math.log(sn), np.outer(u1, v1) / s1 - np.outer(un, vn) / sn
 
 
+def _log_cond_value(gram: np.ndarray) -> float:
+    """log kappa from the Gram matrix W^T W (eigenvalues only)."""
+    evals = np.linalg.eigvalsh(gram)
+    if evals[0] <= evals[-1] * 1e-24 or evals[0] <= 0.0:
+        return math.inf
+    return 0.5 * (math.log(evals[-1]) - math.log(evals[0]))
+
+
+def objective_value(w: np.ndarray, criterion: str, raw_weight: float = 1.0) -> float:
+    """The minimised objective f(W) of :func:`objective_and_gradient` without its gradient (one Gram matrix,
+    eigenvalues only: what line searches and the screening of starting points need)."""
+    if criterion in ("cond", "cond_raw", "cond_both"):
+        gram = w.T @ w
+        f = 0.0
+        if criterion != "cond_raw":
+            d = np.sqrt(np.diag(gram))
+            d = np.where(d > 0.0, d, 1e-300)
+            f += _log_cond_value(gram / np.outer(d, d))  # Gram of W D^-1
+        if criterion != "cond":
+            f += (raw_weight if criterion == "cond_both" else 1.0) * _log_cond_value(gram)
+        return f
+    if criterion == "logdet":
+        sign, value = np.linalg.slogdet(w.T @ w / w.shape[0])
+        return -float(value) if sign > 0 else math.inf
+    raise ValueError(f"unknown criterion {criterion!r}")
+
+
 def objective_and_gradient(w: np.ndarray, criterion: str, raw_weight: float = 1.0) -> tuple[float, np.ndarray]:
     """The minimised objective f(W) and df/dW.
 

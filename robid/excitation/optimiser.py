@@ -39,19 +39,25 @@ import scipy.optimize
 from robid import progress
 from robid.excitation.cartesian import CartesianLimit
 from robid.excitation.channels import channel_derivatives
-from robid.excitation.constraints import CheckReport, GridConstraints, JointLimitSet, TorqueFunction, check_trajectory
+from robid.excitation.constraints import CheckReport, JointLimitSet, TorqueFunction, check_trajectory
 from robid.excitation.criteria import (
     BaseRegressor,
     CriterionValues,
     criterion_grid,
     evaluate_criteria,
     objective_and_gradient,
+    objective_value,
     stack,
 )
 from robid.excitation.fourier import FourierTrajectory, basis, minimum_harmonics, rest_nullspace
+from robid.excitation.grid_constraints import GridConstraints
+from robid.excitation.starts import largest_feasible_scale, screened_starts
 from robid.model.robot_model import RobotModel
 
 _log = logging.getLogger(__name__)
+
+#: samples of one period on which candidate starting points are ranked
+COARSE_POINTS = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,6 +80,11 @@ class DesignProblem:
     model: RobotModel | None = None
     torque_fn: TorqueFunction | None = None
     joint_names: tuple[str, ...] = ()
+    #: 0: every constraint sample is a row of the optimiser; n > 0: the soft minimum of each of n windows of
+    #: samples per limit (fewer rows, same limits; robid.excitation.grid_constraints)
+    constraint_windows: int = 0
+    #: candidate starting points per start, ranked on a coarse grid (robid.excitation.starts); 1: no screening
+    screening: int = 8
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "center", np.asarray(self.center, dtype=float).reshape(-1))
@@ -132,7 +143,10 @@ class _Evaluator:
         )
         self.t = criterion_grid(p.period, p.grid_points)
         self.basis = [basis(self.t, p.period, p.harmonics, k) for k in range(3)]
-        self._cache_f: tuple[bytes, float, np.ndarray | None] | None = None
+        t_coarse = criterion_grid(p.period, min(p.grid_points, COARSE_POINTS))
+        self._coarse = [basis(t_coarse, p.period, p.harmonics, k) for k in range(3)]
+        self.windows = p.constraint_windows if p.constraint_windows > 0 else None  # None: every sample a row
+        self._cache_f: tuple[bytes, float, np.ndarray, np.ndarray] | None = None
         self._cache_g: tuple[bytes, np.ndarray, np.ndarray] | None = None
         self.evaluations = 0
 
@@ -143,37 +157,44 @@ class _Evaluator:
         q = self.basis[0] @ x_all.T + self.p.center
         return q, self.basis[1] @ x_all.T, self.basis[2] @ x_all.T
 
-    def objective(self, z: np.ndarray) -> float:
+    def _criterion(self, z: np.ndarray, with_gradient: bool) -> tuple[float, np.ndarray, np.ndarray | None]:
+        """(f, W as (N, dof, nb), df/dW or None) at z, kept for the gradient at the same point."""
         key = np.asarray(z).tobytes()
-        if self._cache_f is not None and self._cache_f[0] == key:
-            return self._cache_f[1]
-        q, qd, qdd = self.states(self.coefficients(z))
-        w3 = np.asarray(self.regressor(q, qd, qdd), dtype=float)
-        self.evaluations += 1
-        f, _ = objective_and_gradient(stack(w3), self.p.criterion, self.p.raw_weight)
-        f = f if math.isfinite(f) else 1e6
-        self._cache_f = (key, f, w3)
-        return f
+        if self._cache_f is None or self._cache_f[0] != key:
+            q, qd, qdd = self.states(self.coefficients(z))
+            w3 = np.asarray(self.regressor(q, qd, qdd), dtype=float)
+            self.evaluations += 1
+            f = objective_value(stack(w3), self.p.criterion, self.p.raw_weight)
+            self._cache_f = (key, f if math.isfinite(f) else 1e6, w3, None)
+        key, f, w3, g = self._cache_f
+        if with_gradient and g is None:
+            f_again, g = objective_and_gradient(stack(w3), self.p.criterion, self.p.raw_weight)
+            if not math.isfinite(f_again):
+                g = np.zeros_like(g)
+            self._cache_f = (key, f, w3, g)
+        return f, w3, g
+
+    def objective(self, z: np.ndarray) -> float:
+        return self._criterion(z, False)[0]
 
     def gradient(self, z: np.ndarray) -> np.ndarray:
-        self.objective(z)  # fills the cache with W at z
-        w3 = self._cache_f[2]
+        """df/dz: the criterion's analytic gradient in W (:func:`objective_and_gradient`: singular pairs of the
+        Gram matrix, d sigma = u^T dW v) chained through the joint channels (:func:`channel_derivatives`) and the
+        Fourier basis to the coefficients, then to the rest-to-rest coordinates z."""
+        _, w3, g = self._criterion(z, True)
         q, qd, qdd = self.states(self.coefficients(z))
-        _, g = objective_and_gradient(stack(w3), self.p.criterion, self.p.raw_weight)
         g3 = g.reshape(w3.shape)
         grad_x = np.zeros((self.p.dof, 2 * self.p.harmonics))
         for kind, j, dw in channel_derivatives(self.regressor, q, qd, qdd, w3):
             weights = np.einsum("nrc,nrc->n", g3, dw)
             grad_x[j] += self.basis[kind].T @ weights
-        self.evaluations += 3 * self.p.dof
+        self.evaluations += 5 * self.p.dof
         return (grad_x @ self.null).reshape(-1)
 
     def _constraints(self, z: np.ndarray):
         key = np.asarray(z).tobytes()
         if self._cache_g is None or self._cache_g[0] != key:
-            g, jx = self.constraints.evaluate(self.coefficients(z))
-            h2 = 2 * self.p.harmonics
-            jz = np.hstack([jx[:, j * h2 : (j + 1) * h2] @ self.null for j in range(self.p.dof)])
+            g, jz = self.constraints.evaluate_windows(self.coefficients(z), self.windows, self.null)
             self._cache_g = (key, g, jz)
         return self._cache_g
 
@@ -183,31 +204,20 @@ class _Evaluator:
     def constraint_jacobian(self, z: np.ndarray) -> np.ndarray:
         return self._constraints(z)[2]
 
-    def largest_feasible_scale(self, z: np.ndarray, upper: float = 1.0, steps: int = 40) -> float:
-        """Largest alpha in [0, upper] (bisection) with g(alpha z) >= 0; 0 if only the centre pose is feasible."""
-        if np.min(self.constraint_values(upper * z), initial=0.0) >= 0.0:
-            return upper
-        lo, hi = 0.0, upper
-        for _ in range(steps):
-            mid = 0.5 * (lo + hi)
-            if np.min(self.constraint_values(mid * z), initial=0.0) >= 0.0:
-                lo = mid
-            else:
-                hi = mid
-        return lo
+    def feasible(self, z: np.ndarray) -> bool:
+        """Every certified limit row >= 0 at z (all samples)."""
+        return bool(np.min(self.constraints.values(self.coefficients(z)), initial=0.0) >= 0.0)
 
+    def largest_feasible_scale(self, z: np.ndarray) -> float:
+        """Largest alpha in [0, 1] (bisection) with z scaled by alpha feasible; 0 if only the centre pose is."""
+        return largest_feasible_scale(self.feasible, z, upper=1.0)
 
-def _random_start(rng: np.random.Generator, ev: _Evaluator) -> np.ndarray:
-    p = ev.p
-    ls = np.arange(1, p.harmonics + 1, dtype=float)
-    x = rng.standard_normal((p.dof, 2 * p.harmonics)) / np.concatenate([ls, ls])
-    z = x @ ev.null  # orthogonal projection onto the admissible subspace, in its coordinates
-    # grow until infeasible, then bisect: constraints are (almost) homogeneous in the amplitude
-    scale = 1.0
-    while np.min(ev.constraint_values(scale * z), initial=0.0) >= 0.0 and scale < 1e6:
-        scale *= 4.0
-    alpha = ev.largest_feasible_scale(z, scale)
-    return 0.8 * alpha * z
+    def coarse_objective(self, z: np.ndarray) -> float:
+        """The criterion on the coarse screening grid (:data:`COARSE_POINTS` samples of one period)."""
+        x_all = self.coefficients(z)
+        q = self._coarse[0] @ x_all.T + self.p.center
+        w3 = np.asarray(self.regressor(q, self._coarse[1] @ x_all.T, self._coarse[2] @ x_all.T), dtype=float)
+        return objective_value(stack(w3), self.p.criterion, self.p.raw_weight)
 
 
 #: ``map_starts(fn, items)`` -> the results of ``fn`` over ``items``, in the order of ``items`` (may be lazy)
@@ -234,9 +244,21 @@ class StartOutcome:
 
 
 def initial_points(problem: DesignProblem, ev: _Evaluator) -> list[np.ndarray]:
-    """The random feasible starting points of all starts, drawn in order from ``default_rng(seed)``."""
+    """The feasible starting points of all starts (:func:`robid.excitation.starts.screened_starts`: a Latin
+    hypercube of ``starts * screening`` candidates from ``default_rng(seed)``, the best ``starts`` on a coarse
+    grid), best first, as flat z vectors."""
     rng = np.random.default_rng(problem.seed)
-    return [_random_start(rng, ev) for _ in range(problem.starts)]
+    points, _ = screened_starts(
+        rng,
+        problem.starts,
+        problem.starts * max(1, problem.screening),
+        ev.null,
+        problem.dof,
+        problem.harmonics,
+        ev.feasible,
+        ev.coarse_objective,
+    )
+    return [z.reshape(-1) for z in points]
 
 
 def run_start(problem: DesignProblem, base_regressor: BaseRegressor, s: int, z0: np.ndarray) -> StartOutcome:
@@ -266,7 +288,7 @@ def design_excitation(
     depend on where or in which order the starts run."""
     t_start = time.perf_counter()
     ev = _Evaluator(problem, base_regressor)
-    if np.min(ev.constraint_values(np.zeros(problem.dof * ev.r)), initial=0.0) < 0.0:
+    if not ev.feasible(np.zeros(problem.dof * ev.r)):
         raise ValueError("the centre pose itself violates a limit (check center, margin, Cartesian and torque limits)")
     z0s = initial_points(problem, ev)
     if map_starts is None:
