@@ -61,14 +61,17 @@ class WeightedSolve:
 ZERO_COLUMN = 1e-12
 
 
-def weighted_solve(A: np.ndarray, y: np.ndarray, row_weights: np.ndarray) -> WeightedSolve:
+def weighted_solve(A: np.ndarray, y: np.ndarray, row_weights: np.ndarray, total_rows: int | None = None
+                   ) -> WeightedSolve:
     """Weighted least squares by QR of the column-scaled weighted regressor.
 
     Solves ``min_beta || diag(w) (A beta - y) ||_2`` as ``A_w D^-1 = Q R``, ``beta = D^-1 R^-1 Q^T y_w`` with
     ``D = diag(column norms of A_w)``; the scaling keeps the triangular solve accurate when columns differ by
     orders of magnitude (e.g. reflected rotor inertias against first moments). A numerically rank-deficient
     problem is solved in the least-norm sense through the SVD of R; ``rank`` says so (columns never excited,
-    ``zero_columns``, count against it and get the value 0).
+    ``zero_columns``, count against it and get the value 0). ``total_rows``: the rows of the problem ``A``
+    stands for when it is a compressed one (robid.estimation.compressed; default ``A``'s own), for the rank
+    tolerance.
     """
     Aw = A * row_weights[:, None]
     yw = y * row_weights
@@ -83,7 +86,7 @@ def weighted_solve(A: np.ndarray, y: np.ndarray, row_weights: np.ndarray) -> Wei
     q, r = np.linalg.qr(As, mode="reduced")
     s_scaled = np.linalg.svd(r, compute_uv=False)
     s_raw = np.linalg.svd(r * scale[None, :], compute_uv=False)
-    tol = s_scaled[0] * max(As.shape) * np.finfo(float).eps
+    tol = s_scaled[0] * max(As.shape[0] if total_rows is None else total_rows, As.shape[1]) * np.finfo(float).eps
     rank = int(np.sum(s_scaled > tol))
     qty = q.T @ yw
     if rank == r.shape[0]:

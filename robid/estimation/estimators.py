@@ -9,12 +9,13 @@ Equations and thresholds: docs/estimation.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from robid.errors import RobidInputError
 from robid.estimation import _lsq, correlated
+from robid.estimation.compressed import CompressedProblem, compress
 from robid.estimation.correlated import RowCorrelation
 from robid.estimation.results import EstimationResult
 
@@ -24,8 +25,8 @@ _SIGMA_FLOOR = 1e-12
 
 
 def _solve_and_report(
-    W: np.ndarray,
-    tau: np.ndarray,
+    problem: CompressedProblem,
+    full_residual: Callable[[np.ndarray], np.ndarray],
     names: tuple[str, ...],
     joint_weights: np.ndarray,
     method: str,
@@ -34,20 +35,11 @@ def _solve_and_report(
     sigma_for_covariance: np.ndarray | None = None,
     noise_model: correlated.NoiseModel | None = None,
 ) -> tuple[EstimationResult, _lsq.WeightedSolve]:
-    n, dof, nb = W.shape
-    A = W.reshape(n * dof, nb)
-    y = tau.reshape(n * dof)
-    row_w = _lsq.rows_of_joint(joint_weights, n)
-    sol = _lsq.weighted_solve(A, y, row_w)
-    residual = tau - W @ sol.beta
-    used = _lsq.used_rows(W, tau)
-    if noise_model is not None:
-        given = sigma_for_covariance
-        sigma, white, cov = _correlated_statistics(sol, residual, joint_weights, used, noise_model, given)
-    else:
-        sigma = _lsq.per_joint_sigma_unbiased(sol.q, residual, joint_weights, used.sum(axis=0))
-        sig_cov = sigma if sigma_for_covariance is None else sigma_for_covariance
-        white, cov = None, _lsq.sandwich_covariance(sol, A, row_w, _lsq.rows_of_joint(sig_cov, n))
+    """The weighted solve on the compressed ``problem`` (:mod:`robid.estimation.compressed`) and its result;
+    ``full_residual(beta)`` is the (N, dof) residual of the full problem that the result keeps."""
+    nb = problem.W.shape[2]
+    sol, sigma, white, cov = _solve(problem, joint_weights, sigma_for_covariance, noise_model)
+    residual = full_residual(sol.beta)
     converged = True
     if sol.zero_columns:
         notes.append(
@@ -79,26 +71,49 @@ def _solve_and_report(
         notes=notes,
         converged=converged,
         iterations=iterations,
-        rows_used=int(used.sum()),
+        rows_used=int(problem.rows.sum()),
         white_sigma=white,
     )
     return result, sol
+
+
+def _solve(
+    problem: CompressedProblem,
+    joint_weights: np.ndarray,
+    sigma_for_covariance: np.ndarray | None,
+    noise_model: correlated.NoiseModel | None,
+) -> tuple[_lsq.WeightedSolve, np.ndarray, np.ndarray | None, np.ndarray]:
+    """(solve, sigma per joint, white sigma or None, covariance) of the weighted problem: every statistic needs
+    the rows of a joint only through their Gram matrices, which the compressed problem keeps."""
+    n, dof, nb = problem.W.shape
+    A = problem.W.reshape(n * dof, nb)
+    row_w = _lsq.rows_of_joint(joint_weights, n)
+    sol = _lsq.weighted_solve(A, problem.tau.reshape(n * dof), row_w, total_rows=problem.total_rows)
+    residual = problem.residual(sol.beta)
+    if noise_model is not None:
+        sigma, white, cov = _correlated_statistics(sol, residual, joint_weights, problem.rows, noise_model,
+                                                   sigma_for_covariance)
+        return sol, sigma, white, cov
+    sigma = _lsq.per_joint_sigma_unbiased(sol.q, residual, joint_weights, problem.rows)
+    sig_cov = sigma if sigma_for_covariance is None else sigma_for_covariance
+    return sol, sigma, None, _lsq.sandwich_covariance(sol, A, row_w, _lsq.rows_of_joint(sig_cov, n))
 
 
 def _correlated_statistics(
     sol: _lsq.WeightedSolve,
     residual: np.ndarray,
     joint_weights: np.ndarray,
-    used: np.ndarray,
+    rows: np.ndarray,
     model: correlated.NoiseModel,
     sigma_given: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sigma per row, white sigma, covariance) for rows correlated by a known filter
     (:mod:`robid.estimation.correlated`): the white-noise level of every joint from the residual, equation (2), or
-    from ``sigma_given`` (per row), and the covariance of equation (1)."""
+    from ``sigma_given`` (per row), and the covariance of equation (1). ``rows`` (dof,): the rows of each joint
+    that carry an equation; ``residual``: full or compressed (only its per-joint sums of squares are used)."""
     r_inverse = _lsq.inverse_r(sol.r)
     products = model.products(sol.scale, r_inverse, joint_weights, sol.zero_columns)
-    gain = model.trace / np.maximum(used.sum(axis=0), 1)  # mean (F F^T)_nn over each joint's rows
+    gain = model.trace / np.maximum(rows, 1)  # mean (F F^T)_nn over each joint's rows
     if sigma_given is None:
         white = np.sqrt(correlated.joint_variances(sol.q, residual, joint_weights, products, model.trace))
     else:
@@ -130,11 +145,30 @@ def ols(
     a known low-pass) the meat holds the filtered noise's covariance instead (:mod:`robid.estimation.correlated`).
     """
     W, tau, names = _lsq.check_problem(W, tau, names)
+    return ols_compressed(compress(W, tau), _full_residual(W, tau), names, _noise_model(W, tau, correlation),
+                          correlation)
+
+
+def ols_compressed(
+    problem: CompressedProblem,
+    full_residual: Callable[[np.ndarray], np.ndarray],
+    names: Sequence[str],
+    noise_model: correlated.NoiseModel | None = None,
+    correlation: RowCorrelation | None = None,
+) -> EstimationResult:
+    """:func:`ols` on the compressed problem (:mod:`robid.estimation.compressed`) of a regressor that need not be
+    held: ``full_residual(beta)`` gives the (N, dof) residual, ``noise_model`` the correlated rows' model
+    (:func:`robid.estimation.correlated.prepare`, None for independent rows) of ``correlation``."""
+    names = tuple(str(s) for s in names)
     notes = ["OLS: unweighted; covariance = heteroscedastic sandwich with per-joint residual variances"]
     notes += _correlation_notes(correlation)
-    model = _noise_model(W, tau, correlation)
-    result, _ = _solve_and_report(W, tau, names, np.ones(W.shape[1]), "ols", notes, 1, noise_model=model)
+    result, _ = _solve_and_report(problem, full_residual, names, np.ones(problem.W.shape[1]), "ols", notes, 1,
+                                  noise_model=noise_model)
     return result
+
+
+def _full_residual(W: np.ndarray, tau: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda beta: tau - W @ beta
 
 
 def _correlation_notes(correlation: RowCorrelation | None) -> list[str]:
@@ -172,8 +206,31 @@ def wls(
     then the std of one filtered row.
     """
     W, tau, names = _lsq.check_problem(W, tau, names)
-    dof = W.shape[1]
-    model = _noise_model(W, tau, correlation)
+    return wls_compressed(compress(W, tau), _full_residual(W, tau), names, _noise_model(W, tau, correlation),
+                          correlation, noise_std=noise_std, covariance_from=covariance_from, steps=steps,
+                          max_steps=max_steps, weight_tol=weight_tol)
+
+
+def wls_compressed(
+    problem: CompressedProblem,
+    full_residual: Callable[[np.ndarray], np.ndarray],
+    names: Sequence[str],
+    noise_model: correlated.NoiseModel | None = None,
+    correlation: RowCorrelation | None = None,
+    *,
+    noise_std: Sequence[float] | np.ndarray | None = None,
+    covariance_from: str = "residual",
+    steps: int | None = None,
+    max_steps: int = 20,
+    weight_tol: float = 1e-3,
+) -> EstimationResult:
+    """:func:`wls` on the compressed problem (:mod:`robid.estimation.compressed`) of a regressor that need not be
+    held: ``full_residual(beta)`` gives the (N, dof) residual of the final estimate, ``noise_model`` the
+    correlated rows' model (:func:`robid.estimation.correlated.prepare`, None for independent rows) of
+    ``correlation``; the other arguments as :func:`wls`."""
+    names = tuple(str(s) for s in names)
+    dof = problem.W.shape[1]
+    model = noise_model
     if covariance_from not in ("residual", "given"):
         raise RobidInputError(f"wls: covariance_from must be 'residual' or 'given', got {covariance_from!r}")
     if noise_std is not None:
@@ -185,14 +242,14 @@ def wls(
             raise RobidInputError("wls: steps must be >= 2 when the weights come from the residuals")
         if covariance_from == "given":
             raise RobidInputError("wls: covariance_from='given' needs noise_std")
-        weights, iterations, note = _residual_weights(W, tau, names, steps, max_steps, weight_tol, model)
+        weights, iterations, note = _residual_weights(problem, steps, max_steps, weight_tol, model)
         notes = [note]
     sigma_cov = None
     if covariance_from == "given":
         sigma_cov = 1.0 / weights
         notes.append("covariance uses the given noise_std as exact: (A_w^T A_w)^-1")
     notes += _correlation_notes(correlation)
-    result, _ = _solve_and_report(W, tau, names, weights, "wls", notes, iterations, sigma_cov, model)
+    result, _ = _solve_and_report(problem, full_residual, names, weights, "wls", notes, iterations, sigma_cov, model)
     if noise_std is not None:
         result = _check_given_noise(result, weights)
     return result
@@ -206,9 +263,7 @@ def _given_noise(noise_std: Sequence[float] | np.ndarray, dof: int) -> np.ndarra
 
 
 def _residual_weights(
-    W: np.ndarray,
-    tau: np.ndarray,
-    names: tuple[str, ...],
+    problem: CompressedProblem,
     steps: int | None,
     max_steps: int,
     weight_tol: float,
@@ -222,15 +277,14 @@ def _residual_weights(
     further, and the iteration runs to the trivial beta = 0 that fits them exactly. Held at the OLS level (the
     equation error of those rows where nothing favours them), the rows with measured targets always pull beta
     away from zero: at beta = 0 their residual is bounded by the targets, so their weight stays finite."""
-    weights = np.ones(W.shape[1])
-    homogeneous = ~np.any(tau != 0.0, axis=0)
+    weights = np.ones(problem.W.shape[1])
+    homogeneous = ~np.any(problem.tau != 0.0, axis=0)  # R_j's torque column is zero exactly when tau_j is
     limit = steps if steps is not None else max_steps
     iterations = 1
     settled = False
     held = None
     while iterations < limit:
-        previous, _sol = _solve_and_report(W, tau, names, weights, "wls", [], 1, noise_model=model)
-        sig = np.array(previous.sigma, dtype=float)
+        sig = np.array(_solve(problem, weights, None, model)[1], dtype=float)
         if held is None:
             held = sig[homogeneous].copy()
         sig[homogeneous] = held
