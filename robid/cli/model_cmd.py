@@ -15,7 +15,16 @@ def register(sub) -> None:
     p.add_argument("robot", metavar="ROBOT",
                    help="robot file (.yaml, .urdf; docs/robot-file.md) or built-in robot name (robid robots)")
     p.add_argument("--json", action="store_true", help="print the model as JSON: dof, standard_parameters, "
-                   "base_parameters (name, expression), classes, exact, terms, operation_counts")
+                   "base_parameters (name, expression), classes, exact, terms, operation_counts (and operations "
+                   "with --ops)")
+    p.add_argument(
+        "--ops",
+        action="store_true",
+        help="also count the operations of each generated program (multiplications, additions, total; "
+        "El-Rayyes 1990 convention, docs/model.md 'Operation counts'): inverse dynamics, base inverse dynamics, "
+        "regressor, base regressor with the parameters as inputs, and the inverse dynamics with the nominal "
+        "parameters folded (customised Newton-Euler, a few seconds); with --json under the key 'operations'",
+    )
     p.add_argument(
         "--terms",
         help="comma-separated model terms (rigid, rotor, viscous, coulomb, offset, and balancer, stiffness, damping "
@@ -35,23 +44,22 @@ def run(args) -> int:
     base = robot.base_parameters()
     names = robot.parameter_names
     classes = {n: base.classes[n] for n in names}
+    operations = _operations(robot) if args.ops else None
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "dof": robot.dof,
-                    "standard_parameters": names,
-                    "base_parameters": [
-                        {"name": n, "expression": e} for n, e in zip(base.names, base.expressions, strict=True)
-                    ],
-                    "classes": classes,
-                    "exact": base.exact,
-                    "terms": list(robot.terms),
-                    "operation_counts": robot.meta["operation_counts"],
-                },
-                indent=1,
-            )
-        )
+        out = {
+            "dof": robot.dof,
+            "standard_parameters": names,
+            "base_parameters": [
+                {"name": n, "expression": e} for n, e in zip(base.names, base.expressions, strict=True)
+            ],
+            "classes": classes,
+            "exact": base.exact,
+            "terms": list(robot.terms),
+            "operation_counts": robot.meta["operation_counts"],
+        }
+        if operations is not None:
+            out["operations"] = {name: c.as_dict() for name, c in operations.items()}
+        print(json.dumps(out, indent=1))
         return 0
     counts = {c: sum(1 for v in classes.values() if v == c) for c in ("identifiable", "grouped", "unidentifiable")}
     print(f"robot: {robot.name} ({robot.dof} joints, {robot.model.kinematics}), terms: {', '.join(robot.terms)}")
@@ -71,4 +79,26 @@ def run(args) -> int:
         "\ngenerated code (mult/add): "
         + ", ".join(f"{k} {v['mul']}/{v['add']}" for k, v in ops.items())
     )
+    if operations is not None:
+        print("\noperations per sample (multiplications + additions = total; sin/cos of joint angles are inputs):")
+        width = max(len(k) for k in operations)
+        for name, c in operations.items():
+            calls = f", {c.calls} calls" if c.calls else ""
+            print(f"  {name:{width}s}  {c.mul:5d} + {c.add:5d} = {c.total:5d}{calls}")
+        if "inverse_dynamics_folded" not in operations:
+            print("  (no folded inverse dynamics for the elastic layout: its joint torques need the motor states)")
     return 0
+
+
+def _operations(robot) -> dict:
+    """Counts of the four generated programs and of the inverse dynamics with the nominal parameters folded in
+    its base-parameter form (robid.symbolic.operations); the folded one is left out for the elastic layout."""
+    from robid.symbolic.derive import base_equivalent_values
+    from robid.symbolic.operations import customised_operations, generated_operations
+
+    out = generated_operations(robot.meta["operation_counts"])
+    if not robot.motor_joints:
+        base = robot.base_parameters()
+        values = base_equivalent_values(len(robot.parameter_names), base.indices, base.values(robot.parameters))
+        out["inverse_dynamics_folded"] = customised_operations(robot.model, robot.terms, values)
+    return out

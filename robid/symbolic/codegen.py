@@ -196,6 +196,8 @@ def input_statements(
             if needed:
                 text = spelling[kind].format(k=k, angle=angle, qd=js.qd.name, m=js.coupled_joint, rho=rho)
                 out.append((sym.name, text))
+        if js.sum_joints and (js.s_sum in used or js.c_sum in used):
+            out += _sum_angle_statements(js, used, angle_offsets, spelling)
     for m in motors:  # elastic layout: deflection q - theta, motor velocity, its sign, motor acceleration
         present = (
             ("dl", m.dl, m.dl in used),
@@ -207,6 +209,30 @@ def input_statements(
             if needed:
                 out.append((sym.name, spelling[kind].format(k=m.joint, thd=m.thd.name)))
     return out
+
+
+def _sum_angle_statements(js: JointSymbols, used: set, angle_offsets: list[float], spelling: dict[str, str]):
+    """sin and cos of the sum of a parallel run's angles (and offsets), e.g. ``np.sin(q[:, 1] + q[:, 2])``."""
+    offset = sum(angle_offsets[j] for j in js.sum_joints)
+    angle = " + ".join(spelling["angle"].format(k=j) for j in js.sum_joints) + (f" + {offset!r}" if offset else "")
+    return [
+        (sym.name, spelling[kind].format(k=js.index - 1, angle=angle))
+        for kind, sym in (("sin", js.s_sum), ("cos", js.c_sum))
+        if sym in used
+    ]
+
+
+def sum_angle_operations(symbols: list[JointSymbols], used: set) -> dict[str, int]:
+    """Additions and function calls of the sum-angle inputs a program reads: a run of r angles costs r - 1
+    additions and one sin or cos call per symbol used (constant DH offsets are part of the input, as for
+    single joints' sin(q + offset))."""
+    counts = {"add": 0, "call": 0}
+    for js in symbols:
+        calls = int(js.s_sum in used) + int(js.c_sum in used) if js.sum_joints else 0
+        if calls:
+            counts["add"] += len(js.sum_joints) - 1
+            counts["call"] += calls
+    return counts
 
 
 def free_symbols(assigns, exprs) -> set:

@@ -12,7 +12,13 @@ from robid import progress
 from robid.model.robot_model import RobotModel
 from robid.symbolic import cache
 from robid.symbolic.base_parameters import derive_base
-from robid.symbolic.codegen import exact_function, nonrational_columns, numpy_function, optimise
+from robid.symbolic.codegen import (
+    OptimisedProgram,
+    exact_function,
+    nonrational_columns,
+    numpy_function,
+    optimise,
+)
 from robid.symbolic.geometry import joint_symbols
 from robid.symbolic.program import ProgramBuilder
 from robid.symbolic.terms import (
@@ -203,3 +209,33 @@ def customised_operation_counts(model: RobotModel, terms: tuple[str, ...], value
     prog, _ = folded_program(model, terms, values)
     exprs = list(prog.entries.values())
     return operation_counts(needed_assignments(prog, exprs), exprs)
+
+
+def base_equivalent_values(n_parameters: int, base_indices, base_values) -> list[float]:
+    """The standard vector with the base values on the kept columns and zeros elsewhere: ``Y theta = Yb beta``
+    (Khalil & Kleinfinger 1987; Khalil & Dombre 2002 section 9.5: the inverse dynamics computed with the base
+    parameters, whose zeros the customised recursion then skips)."""
+    values = [0.0] * n_parameters
+    for idx, v in zip(base_indices, base_values, strict=True):
+        values[idx] = float(v)
+    return values
+
+
+def customised_program(model: RobotModel, terms: tuple[str, ...], values):
+    """The customised inverse dynamics (Khalil-Kleinfinger's customised Newton-Euler; El-Rayyes 1990 NEDYN+CLEAR):
+    the recursion with the numeric parameter ``values`` as exact rationals (pass
+    :func:`base_equivalent_values` for the base-parameter form), exact zeros and ones pruned by sympy as they
+    arise, the angular quantities of parallel joints rotated by sum angles, then CSE and the CLEAR passes of
+    :mod:`robid.symbolic.folding`. Outputs ``("tau", i)``; returns the program and the joint symbols."""
+    import sympy as sp
+
+    from robid.symbolic.folding import customise
+
+    symbols = joint_symbols(model)
+    ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder(), sum_angles=True)
+    exact_values = [sp.Rational(repr(float(v))) if v != 0 else sp.Integer(0) for v in values]
+    tau = derive_torques(ctx, terms, exact_values)
+    prog = optimise(ctx.program.assignments, [], _outputs(tau=tau))
+    prog = OptimisedProgram(prog.assignments, prog.entries, model.dof, 0)
+    pairs = [(js.s, js.c) for js in symbols if js.revolute] + [(js.s_sum, js.c_sum) for js in symbols if js.sum_joints]
+    return customise(prog, pairs), symbols

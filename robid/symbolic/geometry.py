@@ -37,6 +37,12 @@ class JointSymbols:
     A joint whose drive is coupled to a second joint K (docs/model.md, "Coupled drives") also has
     ``coupled_sign`` = sign(qd + rho qd_K), the sign of its motor's velocity in joint units, with ``coupled_joint``
     the 0-based index of K and ``coupled_ratio`` the exact rho (coupling ratio / gear ratio).
+
+    A revolute joint whose axis continues a run of parallel revolute joints (no constant rotation between them,
+    :func:`parallel_runs`) also has ``s_sum``, ``c_sum`` = sin, cos of the sum of the run's angles (with offsets)
+    up to this joint, and ``sum_joints`` the run's 0-based joint indices: the customised recursion
+    (:func:`robid.symbolic.newton_euler.forward_kinematics` with ``sum_angles``) rotates the angular velocity and
+    acceleration entering the run by the sum angle at once (El-Rayyes 1990 section 3.3, S23 = SIN(TH(2)+TH(3))).
     """
 
     index: int  # 1-based
@@ -50,10 +56,16 @@ class JointSymbols:
     coupled_joint: int | None = None
     coupled_ratio: sp.Rational | None = None
     coupled_sign: sp.Symbol | None = None
+    sum_joints: tuple[int, ...] = ()
+    s_sum: sp.Symbol | None = None
+    c_sum: sp.Symbol | None = None
 
     @staticmethod
-    def make(index: int, revolute: bool, coupling: tuple[int, sp.Rational] | None = None) -> JointSymbols:
+    def make(
+        index: int, revolute: bool, coupling: tuple[int, sp.Rational] | None = None, run: tuple[int, ...] = ()
+    ) -> JointSymbols:
         r = {"real": True}
+        tag = "_".join(str(j + 1) for j in run)
         return JointSymbols(
             index=index,
             revolute=revolute,
@@ -66,18 +78,43 @@ class JointSymbols:
             coupled_joint=coupling[0] if coupling else None,
             coupled_ratio=coupling[1] if coupling else None,
             coupled_sign=sp.Symbol(f"sgc{index}", **r) if coupling else None,
+            sum_joints=run,
+            s_sum=sp.Symbol(f"s{tag}", **r) if run else None,
+            c_sum=sp.Symbol(f"c{tag}", **r) if run else None,
         )
 
 
 def joint_symbols(model) -> list[JointSymbols]:
-    """The symbols of every joint of ``model`` (1-based names), with the coupled drives' motor-velocity signs."""
+    """The symbols of every joint of ``model`` (1-based names), with the coupled drives' motor-velocity signs and
+    the sum angles of parallel revolute joints (:func:`parallel_runs`)."""
+    runs = parallel_runs(model)
     out = []
     for k, joint in enumerate(model.joints):
         coupling = None
         if joint.drive is not None and joint.drive.coupling is not None:
             coupling = (model.joint_names.index(joint.drive.coupling.joint), coupled_ratio(joint.drive))
-        out.append(JointSymbols.make(k + 1, joint.revolute, coupling))
+        out.append(JointSymbols.make(k + 1, joint.revolute, coupling, runs.get(k, ())))
     return out
+
+
+def parallel_runs(model) -> dict[int, tuple[int, ...]]:
+    """For each revolute joint k that follows a revolute joint about the same axis with no constant rotation in
+    between (B of the previous joint and A of joint k are pure translations, the axes equal), the run of such
+    joints ending at k, 0-based: e.g. {2: (1, 2)} for the PUMA 560's parallel shoulder and elbow. Rotations about
+    one axis compose by adding angles, R(q1) R(q2) = R(q1 + q2)."""
+    runs: dict[int, tuple[int, ...]] = {}
+    joints = model.joints
+    for k in range(1, len(joints)):
+        prev, joint = joints[k - 1], joints[k]
+        if not (prev.revolute and joint.revolute):
+            continue
+        identity = sp.eye(3)
+        if exact_matrix(prev.geometry.b_rotation) != identity or exact_matrix(joint.geometry.a_rotation) != identity:
+            continue
+        if exact_vector(prev.geometry.axis) != exact_vector(joint.geometry.axis):
+            continue
+        runs[k] = runs.get(k - 1, (k - 1,)) + (k,)
+    return runs
 
 
 def coupled_ratio(drive) -> sp.Rational:
@@ -125,7 +162,12 @@ def joint_motion(joint: Joint, sym: JointSymbols) -> tuple[sp.Matrix, sp.Matrix]
     """
     u = exact_vector(joint.geometry.axis)
     if sym.revolute:
-        k = skew(u)
-        rot = (sp.eye(3) + sym.s * k + (1 - sym.c) * (k * k)).applyfunc(sp.expand)
-        return rot, sp.zeros(3, 1)
+        return axis_rotation(u, sym.s, sym.c), sp.zeros(3, 1)
     return sp.eye(3), u * (sym.q + exact(joint.geometry.displacement_offset))
+
+
+def axis_rotation(u: sp.Matrix, s: sp.Expr, c: sp.Expr) -> sp.Matrix:
+    """Rotation about the unit axis ``u`` by the angle of sine ``s`` and cosine ``c`` (Rodrigues:
+    R = I + s K + (1 - c) K^2, K = skew(u))."""
+    k = skew(u)
+    return (sp.eye(3) + s * k + (1 - c) * (k * k)).applyfunc(sp.expand)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from robid.model.robot_model import RobotModel
-from robid.symbolic.geometry import JointSymbols, exact_matrix, exact_vector, joint_motion
+from robid.symbolic.geometry import JointSymbols, axis_rotation, exact_matrix, exact_vector, joint_motion
 from robid.symbolic.program import ProgramBuilder
 
 
@@ -83,15 +83,41 @@ def _constant_step(pb: ProgramBuilder, r: sp.Matrix, p: sp.Matrix, k: BodyKinema
 
 
 def forward_kinematics(
-    pb: ProgramBuilder, model: RobotModel, symbols: list[JointSymbols], transforms: list[JointTransform]
+    pb: ProgramBuilder,
+    model: RobotModel,
+    symbols: list[JointSymbols],
+    transforms: list[JointTransform],
+    sum_angles: bool = False,
 ) -> list[BodyKinematics]:
+    """Angular velocity, angular acceleration and origin acceleration of every body (module docstring).
+
+    With ``sum_angles`` the angular quantities of a joint that continues a run of parallel revolute joints r..k
+    (:func:`robid.symbolic.geometry.parallel_runs`) are computed from those entering the run, w0 and wd0, by the
+    rotation R_S about the common axis by the sum angle (El-Rayyes 1990 section 3.3; R(q_r)...R(q_k) = R_S)::
+
+        w = R_S^T w0 + u Qd,   wd = R_S^T wd0 + (R_S^T w0) x u Qd + u Qdd,   Qd = qd_r + ... + qd_k
+
+    (by induction on k, since R^T (x x u) = (R^T x) x u for u on the axis), which is cheaper when w0, wd0 are
+    sparse, as they are after the first joints.
+    """
     gravity = exact_vector(model.gravity)
     k = BodyKinematics(w=sp.zeros(3, 1), wd=sp.zeros(3, 1), a=-gravity)
     bodies = []
-    for sym, t in zip(symbols, transforms, strict=True):
+    entering: dict[int, tuple[sp.Matrix, sp.Matrix]] = {}
+    for idx, (sym, t) in enumerate(zip(symbols, transforms, strict=True)):
         k = _constant_step(pb, t.ra, t.pa, k)
         u = t.axis
-        if sym.revolute:
+        entering[idx] = (k.w, k.wd)
+        if sym.revolute and sum_angles and sym.sum_joints:
+            w0, wd0 = entering[sym.sum_joints[0]]
+            rs_t = axis_rotation(u, sym.s_sum, sym.c_sum).T
+            qd_run = pb.name(sp.Add(*(symbols[j].qd for j in sym.sum_joints)))
+            qdd_run = pb.name(sp.Add(*(symbols[j].qdd for j in sym.sum_joints)))
+            w_s = pb.vector(rs_t * w0)
+            w = pb.vector(w_s + u * qd_run)
+            wd = pb.vector(rs_t * wd0 + w_s.cross(u) * qd_run + u * qdd_run)
+            a = pb.vector(t.rm.T * k.a)
+        elif sym.revolute:
             w_rot = pb.vector(t.rm.T * k.w)
             w = pb.vector(w_rot + u * sym.qd)
             wd = pb.vector(t.rm.T * k.wd + w_rot.cross(u) * sym.qd + u * sym.qdd)

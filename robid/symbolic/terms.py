@@ -46,6 +46,7 @@ class DerivationContext:
     symbols: list[JointSymbols]
     program: ProgramBuilder
     motors: dict[int, MotorSymbols] = field(default_factory=dict)  # elastic joints, by 0-based joint index
+    sum_angles: bool = False  # customised recursion: sum angles of parallel joints (newton_euler.forward_kinematics)
     _bodies: list | None = None
     _twists: dict | None = None
     _transforms: list | None = None
@@ -74,7 +75,9 @@ class DerivationContext:
 
     def kinematics(self):
         if self._bodies is None:
-            self._bodies = forward_kinematics(self.program, self.model, self.symbols, self.transforms())
+            self._bodies = forward_kinematics(
+                self.program, self.model, self.symbols, self.transforms(), sum_angles=self.sum_angles
+            )
             self._twists = joint_twists(self.program, self.symbols, self.transforms())
         return self._bodies, self._twists
 
