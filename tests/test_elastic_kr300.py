@@ -10,7 +10,7 @@ offset is 90 % of the recorded motor-link difference. Once it is fitted, axes 2 
 within their spread over the three runs; axis 1, whose link torque is a third of the others' (vertical axis, no
 gravity), is less determined and comes out stiffer.
 
-The elastic campaign (measurements/kuka_kr300/campaign_elastic.yaml, last two tests): the stiffness identified
+The elastic campaign (measurements/kuka_kr300_elastic/campaign.yaml, last two tests): the stiffness identified
 in the elastic layout from run A with the encoder delay undone by the mapping, and the same encoders' stiffness
 with the campaign's identified link model, against the stored values (docs/validation.md).
 """
@@ -104,11 +104,11 @@ def test_kr300_without_the_lag_the_deflection_is_not_a_spring(kr300_runs):
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# The elastic campaign (measurements/kuka_kr300/campaign_elastic.yaml): stiffness of axes 1-3 identified with the
+# The elastic campaign (measurements/kuka_kr300_elastic/campaign.yaml): stiffness of axes 1-3 identified with the
 # rigid bodies, rotors, friction and counterbalance from run A in the elastic layout, the link encoders' delay
 # undone by the mapping; validated on runs B and C.
-ELASTIC_CAMPAIGN = ROOT / "measurements" / "kuka_kr300" / "campaign_elastic.yaml"
-ELASTIC_MAPPING = ROOT / "measurements" / "kuka_kr300" / "kuka_kr300_elastic.yaml"
+ELASTIC_CAMPAIGN = ROOT / "measurements" / "kuka_kr300_elastic" / "campaign.yaml"
+ELASTIC_MAPPING = ROOT / "measurements" / "kuka_kr300_elastic" / "kuka_kr300_elastic.yaml"
 TERMS = ("rigid", "rotor", "viscous", "coulomb", "offset", "compensator", "stiffness")
 
 
