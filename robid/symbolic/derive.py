@@ -221,21 +221,27 @@ def base_equivalent_values(n_parameters: int, base_indices, base_values) -> list
     return values
 
 
-def customised_program(model: RobotModel, terms: tuple[str, ...], values):
+def customised_program(model: RobotModel, terms: tuple[str, ...], values, stages: list | None = None):
     """The customised inverse dynamics (Khalil-Kleinfinger's customised Newton-Euler; El-Rayyes 1990 NEDYN+CLEAR):
     the recursion with the numeric parameter ``values`` as exact rationals (pass
     :func:`base_equivalent_values` for the base-parameter form), exact zeros and ones pruned by sympy as they
     arise, the angular quantities of parallel joints rotated by sum angles, then CSE and the CLEAR passes of
-    :mod:`robid.symbolic.folding`. Outputs ``("tau", i)``; returns the program and the joint symbols."""
+    :mod:`robid.symbolic.folding`. Outputs ``("tau", i)``; returns the program and the joint symbols. ``stages``,
+    when a list, receives ``(stage, counts)`` from the generated recursion on (:func:`folding.customise`)."""
     import sympy as sp
 
-    from robid.symbolic.folding import customise
+    from robid.symbolic.folding import customise, program_counts
 
     symbols = joint_symbols(model)
     ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder(), sum_angles=True)
     exact_values = [sp.Rational(repr(float(v))) if v != 0 else sp.Integer(0) for v in values]
     tau = derive_torques(ctx, terms, exact_values)
+    if stages is not None:
+        raw = OptimisedProgram(tuple(ctx.program.assignments), _outputs(tau=tau), model.dof, 0)
+        stages.append(("generated (named intermediates, zeros pruned)", program_counts(raw)))
     prog = optimise(ctx.program.assignments, [], _outputs(tau=tau))
     prog = OptimisedProgram(prog.assignments, prog.entries, model.dof, 0)
+    if stages is not None:
+        stages.append(("CSE (sympy)", program_counts(prog)))
     pairs = [(js.s, js.c) for js in symbols if js.revolute] + [(js.s_sum, js.c_sum) for js in symbols if js.sum_joints]
-    return customise(prog, pairs), symbols
+    return customise(prog, pairs, stages), symbols

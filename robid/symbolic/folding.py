@@ -253,10 +253,15 @@ def trig_identities(program: OptimisedProgram, pairs: list[tuple[sp.Symbol, sp.S
         if short:
             candidates.append((sym, e, e.xreplace(short)))
     for sym, _, inlined in candidates:
+        present = inlined.free_symbols
+        both = [(s, c) for s, c in pairs if s in present and c in present]
+        if not both:
+            continue
         expanded = sp.expand(inlined)
-        reduced = expanded
-        for s, c in pairs:
-            reduced = sp.expand(reduced.subs(s**2, 1 - c**2))
+        squares = {s**2: 1 - c**2 for s, c in both if expanded.has(s**2)}
+        if not squares:
+            continue
+        reduced = sp.expand(expanded.xreplace(squares))
         if len(sp.Add.make_args(reduced)) >= len(sp.Add.make_args(expanded)):
             continue
         f = _Factorer(names)
@@ -274,21 +279,30 @@ def trig_identities(program: OptimisedProgram, pairs: list[tuple[sp.Symbol, sp.S
     return best
 
 
-def customise(program: OptimisedProgram, pairs: list[tuple[sp.Symbol, sp.Symbol]]) -> OptimisedProgram:
-    """The passes in CLEAR's order (trigonometric identities, constants, common products, factoring), each kept
-    only when the operation count does not rise; dead code is left out by the count and by code generation."""
+def customise(
+    program: OptimisedProgram, pairs: list[tuple[sp.Symbol, sp.Symbol]], stages: list | None = None
+) -> OptimisedProgram:
+    """The passes in CLEAR's order (trigonometric identities, constants, common products, factoring; a second
+    round after undoing the naming of scaled products), each kept only when the operation count does not rise;
+    dead code is left out by the count and by code generation. ``stages``, when a list, receives
+    ``(pass name, counts after it)`` like CLEAR's statistics report (El-Rayyes 1990 Fig. 3.9)."""
+    passes = (
+        ("trigonometric identities", lambda p: trig_identities(p, pairs)),
+        ("constants merged", merge_sums),
+        ("factoring", factor_sums),
+        ("common products (CSE)", recse),
+        ("trigonometric identities", lambda p: trig_identities(p, pairs)),
+        ("scaled products re-factored", lambda p: recse(factor_sums(expand_scalings(p)))),
+        ("trigonometric identities", lambda p: trig_identities(p, pairs)),
+        ("constant chains folded", fold_scalings),
+    )
     best = program
-    for step in (
-        lambda p: trig_identities(p, pairs),
-        merge_sums,
-        factor_sums,
-        recse,
-        lambda p: trig_identities(p, pairs),
-        lambda p: recse(factor_sums(expand_scalings(p))),
-        lambda p: trig_identities(p, pairs),
-        fold_scalings,
-    ):
+    best_counts = program_counts(program)
+    for name, step in passes:
         trial = step(best)
-        if _total(program_counts(trial)) <= _total(program_counts(best)):
-            best = trial
+        counts = program_counts(trial)
+        if _total(counts) <= _total(best_counts):
+            best, best_counts = trial, counts
+        if stages is not None:
+            stages.append((name, dict(best_counts)))
     return best
