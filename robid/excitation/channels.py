@@ -13,7 +13,8 @@ C(q, qd) qd + g(q) + Fv qd + Fc sign(qd) + F0), so that only the q channel carri
 * qdd: F is linear in qdd, so a forward difference with a unit step is exact (up to rounding);
 * qd: F is quadratic in qd apart from sign(qd), so the three-point one-sided stencil (steps h and 2h, exact for
   quadratics) is exact; its steps point away from zero, so the sign(qd) columns (Coulomb friction) are never
-  differenced across their jump;
+  differenced across their jump (a sample exactly at qd = 0, where sign is 0, gets the slope of the parabola
+  through three stepped points instead: one more evaluation);
 * q: central difference with step 1e-5 rad: truncation h^2/6 |F'''| (F is a trigonometric polynomial of low
   degree in q_j, so about 1e-10 relative), rounding about 1e-11.
 """
@@ -51,6 +52,16 @@ def channel_derivatives(
     def per_sample(v: np.ndarray, f: np.ndarray) -> np.ndarray:
         return v.reshape((-1,) + (1,) * (f.ndim - 1))
 
+    def parabola_slope(x0, x1, x2, f0_, f1_, f2_):
+        """Slope at 0 of the parabola through (x0, f0_), (x1, f1_), (x2, f2_) (Lagrange form, x per sample)."""
+        x0 = np.broadcast_to(np.asarray(x0, dtype=float), x1.shape)
+        weights = (
+            ((0.0 - x1) + (0.0 - x2)) / ((x0 - x1) * (x0 - x2)),
+            ((0.0 - x0) + (0.0 - x2)) / ((x1 - x0) * (x1 - x2)),
+            ((0.0 - x0) + (0.0 - x1)) / ((x2 - x0) * (x2 - x1)),
+        )
+        return sum(per_sample(w, f_) * f_ for w, f_ in zip(weights, (f0_, f1_, f2_), strict=True))
+
     n = q.shape[0]
     for j in range(q.shape[1]):
         fp, hp = at(0, j, np.full(n, STEPS[0]))
@@ -61,11 +72,13 @@ def channel_derivatives(
         h = STEPS[1] * np.maximum(1.0, np.abs(qd[:, j])) * direction
         f1, s1 = at(1, j, h)
         f2, s2 = at(1, j, 2.0 * h)
-        # derivative at 0 of the parabola through (0, f0), (s1, f1), (s2, f2)
-        c0 = -(s1 + s2) / (s1 * s2)
-        c1 = s2 / (s1 * (s2 - s1))
-        c2 = -s1 / (s2 * (s2 - s1))
-        yield 1, j, per_sample(c0, f0) * f0 + per_sample(c1, f1) * f1 + per_sample(c2, f2) * f2
+        d = parabola_slope(0.0, s1, s2, f0, f1, f2)
+        at_rest = qd[:, j] == 0.0
+        if np.any(at_rest):
+            # sign(0) = 0 differs from sign on the stepped side: take the one-sided slope of the samples beside it
+            f3, s3 = at(1, j, 3.0 * h)
+            d[at_rest] = parabola_slope(s1, s2, s3, f1, f2, f3)[at_rest]
+        yield 1, j, d
     for j in range(q.shape[1]):
         f1, s1 = at(2, j, np.full(n, STEPS[2]))
         yield 2, j, (f1 - f0) / per_sample(s1, f1)
