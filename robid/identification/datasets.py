@@ -28,13 +28,17 @@ processed grid.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.estimation.correlated import RowBlock, RowCorrelation
+from robid.estimation._lsq import used_rows
+from robid.estimation.compressed import CompressedProblem, StreamingQR
+from robid.estimation.correlated import NoiseModel, RowBlock, RowCorrelation, noise_trace
+from robid.identification.compact_regressor import CompactRegressor
 from robid.io.measurement_file import read_measurement
 from robid.io.screening import ScreeningPolicy
 from robid.robot import Robot
@@ -50,7 +54,7 @@ class DataSet:
 
     source: str
     processed: ProcessedSignals
-    W: np.ndarray
+    W: np.ndarray | CompactRegressor
     tau: np.ndarray
     rows_used: int
     notes: tuple[str, ...]
@@ -77,8 +81,11 @@ def load_dataset(
     static_deflection: bool = False,
     motor_side_values: np.ndarray | None = None,
     linearise: bool = True,
+    compact: bool = False,
 ) -> DataSet:
-    """The least-squares block of one measurement (module docstring). ``coulomb``: ``"noise"`` (the Coulomb
+    """The least-squares block of one measurement (module docstring). ``compact``: a non-periodic run's regressor
+    is evaluated and filtered block by block and kept as a :class:`CompactRegressor` (the same numbers; the
+    dense (N, dof, nb) array is never formed). ``coulomb``: ``"noise"`` (the Coulomb
     columns are the expected sign of the velocity given its noise, robid.identification.coulomb) or ``"sign"``;
     ``static_deflection``: the file's positions are motor-side, corrected to the link (:func:`read_positions`);
     ``motor_side_values``: the file's positions are the motor encoders' and the link states are reconstructed
@@ -96,7 +103,7 @@ def load_dataset(
         tau = tau - rotor_correction(robot, processed)
         notes.append("elastic joints: rotor inertia and drive friction taken at the motor side (nominal "
                      "Ia (thetadd - qdd) + fv (thetad - qd) + fc (sign thetad - sign qd) moved to the torque side)")
-    W_f, coulomb_notes = _filtered_regressor(robot, processed, coulomb)
+    W_f, coulomb_notes = _filtered_regressor(robot, processed, coulomb, compact)
     notes += coulomb_notes
     if processed.mode == "nonperiodic":
         notes.append(
@@ -108,7 +115,7 @@ def load_dataset(
     notes += _regressor_noise_notes(processed)
     keep = np.asarray(processed.keep, dtype=bool)
     if not keep.all():
-        W_f = W_f * keep[:, :, None]
+        W_f = _kept(W_f, keep)
         tau = tau * keep
         notes.append(f"data selection: {int((~keep).sum())} (sample, joint) rows not used")
     return DataSet(
@@ -257,18 +264,38 @@ def regressor_function(robot: Robot, processed: ProcessedSignals, coulomb: str):
     return evaluate, [note] if note else []
 
 
-def _filtered_regressor(robot: Robot, processed: ProcessedSignals, coulomb: str) -> tuple[np.ndarray, list[str]]:
+def _filtered_regressor(robot: Robot, processed: ProcessedSignals, coulomb: str, compact: bool = False
+                        ) -> tuple[np.ndarray | CompactRegressor, list[str]]:
     """The base regressor through the torque's filter, (N, dof, nb) on the processed grid: on the whole record
-    when the path offers it (``parallel_filter``, non-periodic), else on the processed grid (``apply_filter``);
-    and the notes of its Coulomb treatment."""
+    when the path offers it (``parallel_filter``, non-periodic; block by block into a :class:`CompactRegressor`
+    when ``compact``), else on the processed grid (``apply_filter``); and the notes of its Coulomb treatment."""
     evaluate, notes = regressor_function(robot, processed, coulomb)
     n, dof = processed.q.shape
     nb = len(robot.base_parameters().names)
     if processed.parallel_filter is not None:
-        W = processed.parallel_filter(lambda q, qd, qdd, v: evaluate(q, qd, qdd, v).reshape(q.shape[0], dof * nb))
-        return W.reshape(n, dof, nb), notes
+        def flat(q, qd, qdd, v):
+            return evaluate(q, qd, qdd, v).reshape(q.shape[0], dof * nb)
+
+        if compact:
+            columns, rows = processed.parallel_filter(flat, COMPACT_BLOCK)
+            return CompactRegressor(columns=columns, data=rows, shape=(n, dof, nb)), notes
+        return processed.parallel_filter(flat).reshape(n, dof, nb), notes
     W = evaluate(processed.q, processed.qd, processed.qdd, _sign_velocity(processed))
     return processed.apply_filter(W.reshape(n, dof * nb)).reshape(n, dof, nb), notes
+
+
+#: recorded samples per block of the compact (streamed) parallel filter
+COMPACT_BLOCK = 1 << 15
+
+
+def _kept(W, keep: np.ndarray):
+    """The regressor with the rows the data selection left out zeroed (dense or compact, in blocks)."""
+    if not isinstance(W, CompactRegressor):
+        return W * keep[:, :, None]
+    joint = W.columns // W.shape[2]
+    for lo in range(0, W.shape[0], COMPACT_BLOCK):
+        W.data[lo : lo + COMPACT_BLOCK] *= keep[lo : lo + COMPACT_BLOCK][:, joint]
+    return W
 
 
 #: the relative noise of the processed accelerations above which the regressor's errors get a note
@@ -330,3 +357,50 @@ def row_correlation(datasets: list[DataSet]) -> RowCorrelation:
         else:
             blocks.append(RowBlock(samples=d.W.shape[0], transpose=noise.transpose, power_gain=noise.power_gain))
     return RowCorrelation(tuple(blocks))
+
+
+def compressed_problem(datasets: list[DataSet]) -> tuple[CompressedProblem, NoiseModel | None]:
+    """The stacked problem of ``datasets`` compressed by a streaming QR (robid.estimation.compressed), without
+    stacking their regressors, and the correlated rows' noise model of :func:`row_correlation`
+    (robid.estimation.correlated.prepare) computed block by block when a data set offers it
+    (``RowNoise.transpose_gram``)."""
+    dof, nb = datasets[0].W.shape[1], datasets[0].W.shape[2]
+    acc = StreamingQR(dof, nb)
+    for d in datasets:
+        if isinstance(d.W, CompactRegressor):
+            for lo, rows in d.W.blocks():
+                acc.add(rows, d.tau[lo : lo + rows.shape[0]])
+        else:
+            acc.add(d.W, d.tau)
+    correlation = row_correlation(datasets)
+    if correlation.independent:
+        return acc.problem(), None
+    used = np.concatenate([d.W.used_rows(d.tau) if isinstance(d.W, CompactRegressor) else used_rows(d.W, d.tau)
+                           for d in datasets])
+    filtered = np.zeros((dof, nb, nb))
+    for d in datasets:
+        filtered += _filtered_gram(d)
+    return acc.problem(), NoiseModel(filtered=filtered, trace=noise_trace(correlation, used))
+
+
+def _filtered_gram(d: DataSet) -> np.ndarray:
+    """U_j = (F^T W_j)^T (F^T W_j) (dof, nb, nb) of one data set (robid.estimation.correlated.NoiseModel)."""
+    dof, nb = d.W.shape[1], d.W.shape[2]
+    noise = d.processed.row_noise
+    out = np.zeros((dof, nb, nb))
+    for j in range(dof):
+        if noise is None:
+            part = np.asarray(d.W[:, j, :])
+            out[j] = part.T @ part
+        elif isinstance(d.W, CompactRegressor) and noise.transpose_gram is not None:
+            where, cols = d.W.row_columns(j)
+            out[j][np.ix_(cols, cols)] = noise.transpose_gram(functools.partial(_stored_rows, d.W.data, where),
+                                                              where.size)
+        else:
+            z = np.asarray(noise.transpose(np.asarray(d.W[:, j, :])), dtype=float)
+            out[j] = z.T @ z
+    return out
+
+
+def _stored_rows(data: np.ndarray, where: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    return data[lo:hi, where]

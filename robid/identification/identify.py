@@ -35,7 +35,7 @@ from robid.estimation import (
 )
 from robid.estimation.correlated import RowCorrelation
 from robid.identification.closed_loop_estimation import CLOSED_LOOP_METHODS, ClosedLoopOptions, closed_loop_estimate
-from robid.identification.datasets import DataSet, load_dataset, row_correlation, stack
+from robid.identification.datasets import DataSet, compressed_problem, load_dataset, row_correlation, stack
 from robid.io.screening import ScreeningPolicy
 from robid.record import IdentificationRecord
 from robid.robot import Robot
@@ -170,14 +170,22 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
         sets, W, est = _motor_side_estimate(robot, files, o, notes)
         files_bar.update(len(files))
     else:
-        sets = tuple(_counted(_load(robot, f, o), files_bar) for f in files)
-        W, tau = stack(list(sets))
-        _log.debug(f"identification: {o.method} estimate on {W.shape[0]} samples")
-        est = _method_estimate(robot, sets, W, tau, o.method, o, notes)
+        compact = _streamed(robot, o)
+        sets = tuple(_counted(_load(robot, f, o, compact=compact), files_bar) for f in files)
+        if compact:  # the regressor is never stacked: its compressed problem stands in for it
+            problem, model = compressed_problem(list(sets))
+            W = problem.W
+            _log.debug(f"identification: {o.method} estimate on {problem.samples} samples (compressed)")
+            est = _compressed_estimate(sets, problem, model, base.names, o.method)
+        else:
+            W, tau = stack(list(sets))
+            _log.debug(f"identification: {o.method} estimate on {W.shape[0]} samples")
+            est = _method_estimate(robot, sets, W, tau, o.method, o, notes)
     if len(sets) > 1:
-        notes.append(f"{len(sets)} runs stacked into one least-squares problem ({W.shape[0]} samples)")
+        samples = sum(d.W.shape[0] for d in sets)
+        notes.append(f"{len(sets)} runs stacked into one least-squares problem ({samples} samples)")
     nominal_base = base.values(robot.parameters)
-    ident = classify(
+    ident = classify(  # the compressed problem has the weighted column norms of the stacked one
         est,
         W,
         thresholds=o.thresholds,
@@ -190,8 +198,8 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
     consistent, values, values_method = _reported_values(robot, est, o, notes)
     if o.motor_encoders_only:  # the runs as the model predicts them (k and d act through the link states)
         sets = tuple(_load(robot, f, o, values, linearise=False) for f in files)
-    vsets = tuple(_counted(_load(robot, f, o, values if o.motor_encoders_only else None, linearise=False),
-                           files_bar) for f in validation_files)
+    vsets = tuple(_counted(_load(robot, f, o, values if o.motor_encoders_only else None, linearise=False,
+                                 compact=_streamed(robot, o)), files_bar) for f in validation_files)
     return Solution(
         robot=robot,
         options=o,
@@ -207,6 +215,32 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
         friction_models=_friction_models(robot, sets, vsets, o),
         estimator_comparison=_estimator_comparison(robot, sets, vsets, o, (o.method, values)),
     )
+
+
+#: methods whose estimate needs the stacked problem only through each joint's Gram matrices
+STREAMED_METHODS = ("ols", "wls", "consistent")
+
+
+def _streamed(robot: Robot, o: IdentificationOptions) -> bool:
+    """Whether the runs' regressors are kept compactly and never stacked (non-periodic runs; the rest is as
+    before): a method of ``STREAMED_METHODS`` on the rigid layout, nothing that re-fits the stacked regressor
+    (compared methods, friction models, motor encoders only)."""
+    return (o.method in STREAMED_METHODS and not o.compare_methods and not o.friction_models
+            and not o.motor_encoders_only and not robot.motor_joints)
+
+
+def _compressed_estimate(sets, problem, model, names, method: str) -> EstimationResult:
+    """OLS or WLS (also under ``consistent``) on the compressed problem of ``sets``; the residual of every sample
+    from their regressors (compact or not)."""
+    from robid.estimation.estimators import ols_compressed, wls_compressed
+
+    def residual(beta):
+        return np.concatenate([d.tau - d.W @ beta for d in sets])
+
+    correlation = row_correlation(list(sets))
+    if method == "ols":
+        return ols_compressed(problem, residual, names, model, correlation)
+    return wls_compressed(problem, residual, names, model, correlation)
 
 
 def _counted(dataset: DataSet, files_bar: progress.Bar) -> DataSet:
@@ -297,13 +331,15 @@ def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: li
     return estimate(W, tau, names, method=least_squares, correlation=correlation)
 
 
-def _load(robot: Robot, source, o: IdentificationOptions, motor_side_values=None, linearise: bool = True) -> DataSet:
-    """The data set of a file or RunSource (then recorded under its name)."""
+def _load(robot: Robot, source, o: IdentificationOptions, motor_side_values=None, linearise: bool = True,
+          compact: bool = False) -> DataSet:
+    """The data set of a file or RunSource (then recorded under its name); ``compact``: a non-periodic run's
+    regressor kept compactly (robid.identification.compact_regressor)."""
     path = source.path if isinstance(source, RunSource) else source
     dataset = load_dataset(
         robot, path, mapping=o.mapping_for(source), options=o.processing_for(source), policy=o.policy,
         coulomb=o.coulomb, static_deflection=o.static_deflection, motor_side_values=motor_side_values,
-        linearise=linearise,
+        linearise=linearise, compact=compact,
     )
     return dataclasses.replace(dataset, source=str(source)) if isinstance(source, RunSource) else dataset
 

@@ -31,6 +31,7 @@ from scipy.signal import lfilter, lfilter_zi
 from robid.errors import RobidInputError
 from robid.estimation import band_coverage, prediction_std, torque_metrics
 from robid.estimation.metrics import K95
+from robid.identification.compact_regressor import CompactRegressor
 from robid.identification.datasets import DataSet, elastic_rows
 from robid.model.terms import standalone_parameters
 from robid.record.codec import finite
@@ -71,7 +72,12 @@ def predict_dataset(dataset: DataSet, values: np.ndarray, covariance: np.ndarray
     """The prediction of the measured (drive) torque of every joint (DataSet.drive_view)."""
     dataset = dataset.drive_view()
     noise = np.array([np.nan if s is None else s for s in dataset.processed.noise.tau_std_processed], dtype=float)
-    return RunPrediction(dataset.W @ values, prediction_std(dataset.W, covariance), noise)
+    W = dataset.W
+    if isinstance(W, CompactRegressor):  # block by block: the dense regressor is never formed
+        std = np.concatenate([prediction_std(rows, covariance) for _, rows in W.blocks()])
+    else:
+        std = prediction_std(W, covariance)
+    return RunPrediction(W @ values, std, noise)
 
 
 def run_record(robot, dataset: DataSet, role: str, values, covariance, pred: RunPrediction | None = None, *,

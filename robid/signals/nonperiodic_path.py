@@ -22,6 +22,7 @@ from robid.errors import RobidInputError
 from robid.signals import bands, filtering, noise
 from robid.signals.path_result import MIN_SAMPLES, PathResult, format_values
 from robid.signals.records import NoiseEstimate, RowNoise
+from robid.signals.streamed_filter import pad_length, zero_phase_blocks
 
 if TYPE_CHECKING:
     from robid.signals.processing import ProcessingOptions
@@ -70,8 +71,10 @@ def process_nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: s
     def apply_filter(x: np.ndarray) -> np.ndarray:
         return filtering.zero_phase(np.asarray(x, dtype=float), sos_out)
 
-    def parallel_filter(evaluate) -> np.ndarray:
-        return filtering.zero_phase(np.asarray(evaluate(*derivs[:3]), dtype=float), sos)[pick]
+    def parallel_filter(evaluate, block: int | None = None):
+        if block is None:
+            return filtering.zero_phase(np.asarray(evaluate(*derivs[:3], slice(None)), dtype=float), sos)[pick]
+        return streamed_parallel_filter(evaluate, derivs[:3], sos, pick, block)
 
     return PathResult(
         t=t[pick],
@@ -89,6 +92,41 @@ def process_nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: s
         row_noise=row_noise,
         parallel_filter=parallel_filter,
     )
+
+
+def streamed_parallel_filter(evaluate, states: list[np.ndarray], sos: np.ndarray, pick: slice, block: int):
+    """The parallel filter evaluated and filtered ``block`` recorded samples at a time (robid.signals.
+    streamed_filter: the same numbers as on the whole record), kept compactly: ``(columns, rows)`` with ``rows``
+    (processed samples, len(columns)) the filtered channels ``columns`` of ``evaluate`` at the processed samples
+    ``pick``; the channels not listed are zero on the whole record."""
+    n = states[0].shape[0]
+    block = max(int(block), 4 * pad_length(sos))
+    starts = range(0, n, block)
+
+    def blocks():
+        for lo in starts:
+            window = slice(lo, min(n, lo + block))
+            yield np.asarray(evaluate(*(x[window] for x in states), window), dtype=float)
+
+    chunks = blocks()
+    first = next(chunks)
+    sel = range(n)[pick]
+    data, columns = None, None
+    for start, cols, y in zero_phase_blocks(_chained(first, chunks), n, first.shape[1], sos, padded=True):
+        if data is None:
+            columns = cols
+            data = np.empty((len(sel), cols.size))  # pages are touched only as the blocks arrive
+        i0 = max(0, -(-(start - sel.start) // sel.step))  # processed rows of this block: i0 <= i < i1
+        i1 = min(len(sel), -(-(start + y.shape[0] - sel.start) // sel.step))
+        if i1 > i0:
+            first_row = sel.start + i0 * sel.step - start
+            data[i0:i1] = y[first_row : first_row + (i1 - i0 - 1) * sel.step + 1 : sel.step]
+    return columns, data
+
+
+def _chained(first, rest):
+    yield first
+    yield from rest
 
 
 def _check_band(fc: float, rate: float, r: int, orders: int, n: int, where: str) -> int:
@@ -121,9 +159,39 @@ def _row_noise(sos: np.ndarray, fc: float, rate: float, n: int, pick: slice) -> 
         z[positions] = x
         return filtering.zero_phase_unpadded(z, sos)
 
+    def transpose_gram(rows, k: int, block: int = 1 << 15) -> np.ndarray:
+        return streamed_transpose_gram(rows, k, sos, n, pad, pick, block)
+
     middle = np.zeros((positions.size, 1))
     middle[positions.size // 2] = 1.0
-    return RowNoise(transpose=transpose, power_gain=float(np.sum(transpose(middle) ** 2)))
+    return RowNoise(transpose=transpose, power_gain=float(np.sum(transpose(middle) ** 2)),
+                    transpose_gram=transpose_gram)
+
+
+def streamed_transpose_gram(rows, k: int, sos: np.ndarray, n: int, pad: int, pick: slice, block: int) -> np.ndarray:
+    """(F^T x)^T (F^T x) (k, k) of :func:`_row_noise`'s F^T without holding x or F^T x: ``rows(lo, hi)`` gives the
+    processed rows lo:hi of x (rows, k); the zero-padded record is filtered block by block (robid.signals.
+    streamed_filter, the same numbers as ``transpose``) and the products summed as the blocks come out."""
+    total = n + 2 * pad
+    sel = range(n)[pick]
+    m, step = len(sel), sel.step
+    offset = pad + sel.start  # position of processed row i: offset + i * step
+
+    def blocks():
+        for a in range(0, total, block):
+            b = min(total, a + block)
+            z = np.zeros((b - a, k))
+            i0 = max(0, -(-(a - offset) // step))
+            i1 = min(m, -(-(b - offset) // step))
+            if i1 > i0:
+                first = offset + i0 * step - a
+                z[first : first + (i1 - i0 - 1) * step + 1 : step] = rows(i0, i1)
+            yield z
+
+    gram = np.zeros((k, k))
+    for _, cols, y in zero_phase_blocks(blocks(), total, k, sos, padded=False):
+        gram[np.ix_(cols, cols)] += y.T @ y
+    return gram
 
 
 def _noise(var_q: np.ndarray, tau: np.ndarray, sos: np.ndarray, rate: float) -> NoiseEstimate:

@@ -157,14 +157,16 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
 
 def _with_sign_velocity(parallel, measured: MeasuredVelocity | None):
     """The path's parallel filter, handing ``evaluate`` the velocity for the Coulomb sign as a fourth argument:
-    the measured one on the whole record when the file has it, else the processed velocity."""
+    the measured one on the whole record when the file has it, else the processed velocity. ``block``: evaluate
+    and filter that many recorded samples at a time and return ``(columns, rows)`` compactly (the path's
+    streamed filter, robid.signals.nonperiodic_path.streamed_parallel_filter)."""
     if parallel is None:
         return None
 
-    def run(evaluate):
+    def run(evaluate, block: int | None = None):
         if measured is None:
-            return parallel(lambda q, qd, qdd: evaluate(q, qd, qdd, qd))
-        return parallel(lambda q, qd, qdd: evaluate(q, qd, qdd, measured.whole))
+            return parallel(lambda q, qd, qdd, window: evaluate(q, qd, qdd, qd), block)
+        return parallel(lambda q, qd, qdd, window: evaluate(q, qd, qdd, measured.whole[window]), block)
 
     return run
 

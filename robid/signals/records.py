@@ -152,6 +152,9 @@ class RowNoise:
 
     transpose: Callable[[np.ndarray], np.ndarray]
     power_gain: float
+    #: ``transpose_gram(rows, k)``: (F^T x)^T (F^T x) (k, k) with x given block by block, ``rows(lo, hi)`` ->
+    #: (hi - lo, k), never held whole (None: use ``transpose``)
+    transpose_gram: Callable[..., np.ndarray] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,7 +201,8 @@ class ProcessedSignals(_Samples):
     standstill: tuple[tuple[float, float], ...] = ()
     notes: tuple[str, ...] = ()
     row_noise: RowNoise | None = None  # filtered (correlated) rows: how white noise reaches them; None: independent
-    # non-periodic path: parallel_filter(evaluate) applies evaluate(q, qd, qdd, v) -> (n, k) on the whole record
+    # non-periodic path: parallel_filter(evaluate) applies evaluate(q, qd, qdd, v) -> (n, k) on the whole record;
+    # parallel_filter(evaluate, block) does it block by block and returns (columns, rows) compactly
     # (edges included; v the velocity for the Coulomb sign: the measured one when the file has it, else qd),
     # filters the result exactly as the torque was filtered and returns it on the grid t
     parallel_filter: Callable[[Callable[..., np.ndarray]], np.ndarray] | None = None

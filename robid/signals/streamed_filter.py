@@ -1,0 +1,108 @@
+"""The zero-phase (forward-backward) low-pass of :mod:`robid.signals.filtering` on a record given block by block,
+without ever holding the input, its padded extension or the output whole.
+
+It computes exactly what ``scipy.signal.sosfiltfilt(sos, x, axis=0, padtype=...)`` computes on the whole ``x``
+(Gustafsson's forward-backward scheme with scipy's initial conditions: odd extension of ``3 * (2 n_sections + 1)``
+samples at each end, or none; ``sosfilt_zi`` scaled by the first sample of each pass), in the same arithmetic
+order: the forward pass is a recursion whose state (``zi``) is carried from block to block, so cutting the record
+into blocks changes no operation; the forward output is kept (compactly: only the channels excited so far) and
+the backward pass runs over it block by block from the end.
+
+Channels that are zero on every sample up to a block (e.g. regressor columns that a joint never excites) have an
+exactly zero forward output up to there and are not filtered there; a channel that is zero on the whole record is
+never filtered and gives zeros.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+from scipy import signal
+
+
+def pad_length(sos: np.ndarray) -> int:
+    """The odd extension of ``scipy.signal.sosfiltfilt``'s default padding at each end."""
+    sos = np.atleast_2d(sos)
+    taps = 2 * sos.shape[0] + 1 - min(int((sos[:, 2] == 0).sum()), int((sos[:, 5] == 0).sum()))
+    return 3 * taps
+
+
+def zero_phase_blocks(
+    blocks: Iterable[np.ndarray], n: int, channels: int, sos: np.ndarray, padded: bool = True
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """Forward-backward filtering of the record (n, channels) given as consecutive ``blocks`` (rows, channels);
+    ``padded``: scipy's odd padding (``padtype="odd"``), else none (``padtype=None``). Yields
+    ``(start, columns, out)`` from the last block to the first: ``out`` (rows, len(columns)) holds the filtered
+    rows ``start:start + rows`` of the channels ``columns`` (the channels excited anywhere in the record; the
+    others are zero).
+
+    The first block must hold more than the padding (:func:`pad_length`) rows when ``padded``."""
+    sos = np.atleast_2d(np.asarray(sos, dtype=float))
+    edge = pad_length(sos) if padded else 0
+    if padded and n <= edge:
+        raise ValueError(f"zero-phase filter: {n} samples, the padding needs more than {edge}")
+    zi_unit = signal.sosfilt_zi(sos)[:, :, None]  # (sections, 2, 1)
+    state = np.zeros((sos.shape[0], 2, channels))
+    active = np.zeros(channels, dtype=bool)
+    forward: list[tuple[int, np.ndarray, np.ndarray]] = []  # (start, columns, forward output on them)
+    tail = np.zeros((0, channels))  # the last edge + 1 input rows, for the odd extension at the end
+    start = 0
+    for block in blocks:
+        block = np.asarray(block, dtype=float)
+        if start == 0:
+            if padded and block.shape[0] <= edge:
+                raise ValueError(f"zero-phase filter: the first block needs more than {edge} rows")
+            head = 2.0 * block[0] - block[edge:0:-1] if padded else block[:0]
+            x0 = head[0] if padded else block[0]
+            state = zi_unit * x0[None, None, :]
+            active = np.any(head != 0, axis=0) | np.any(block != 0, axis=0) | np.any(state != 0, axis=(0, 1))
+            if padded:
+                _, state_active = _run(sos, head[:, active], state[:, :, active])
+                state[:, :, active] = state_active
+        else:
+            active = active | np.any(block != 0, axis=0)
+        cols = np.flatnonzero(active)
+        out, state_cols = _run(sos, block[:, cols], state[:, :, cols])
+        state[:, :, cols] = state_cols
+        forward.append((start, cols, out))
+        if edge:
+            tail = np.concatenate([tail, block])[-(edge + 1):]
+        start += block.shape[0]
+    if start != n:
+        raise ValueError(f"zero-phase filter: the blocks hold {start} rows, expected {n}")
+    cols = np.flatnonzero(active)
+    if padded:
+        end = 2.0 * tail[-1] - tail[-2::-1][:edge]
+        end_out, _ = _run(sos, end[:, cols], state[:, :, cols])
+        last = end_out[-1]
+        backward_in = [end_out]
+    else:
+        last = _expand(forward[-1], cols)[-1]
+        backward_in = []
+    state = zi_unit * last[None, None, :]
+    for rows in backward_in:  # the end extension: run through, output dropped
+        _, state = _run(sos, rows[::-1], state)
+    while forward:
+        item = forward.pop()
+        y = _expand(item, cols)
+        out, state = _run(sos, y[::-1], state)
+        yield item[0], cols, out[::-1]
+
+
+def _expand(item: tuple[int, np.ndarray, np.ndarray], cols: np.ndarray) -> np.ndarray:
+    """A forward block on the record's excited channels ``cols`` (its own channels are a subset of them)."""
+    _, own, values = item
+    if own.size == cols.size:
+        return values
+    out = np.zeros((values.shape[0], cols.size))
+    out[:, np.searchsorted(cols, own)] = values
+    return out
+
+
+def _run(sos: np.ndarray, x: np.ndarray, zi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One pass of the cascade along axis 0 from the state ``zi`` (sections, 2, channels): (output, final state)."""
+    if x.shape[1] == 0:
+        return np.zeros(x.shape), zi
+    y, zf = signal.sosfilt(sos, x, axis=0, zi=zi)
+    return y, zf
