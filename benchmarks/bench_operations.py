@@ -65,6 +65,34 @@ def measure(robot_name: str):
     }
 
 
+#: El-Rayyes (1990) Tables 4.1 and 4.3, three-DOF positioning systems (mult/add); NEDYN's PUMA row is a copy of
+#: the six-DOF row in the thesis (erratum), so it is left out
+PUBLISHED_3DOF = {
+    "PUMA 560": {"NEDYN+CLEAR": None, "ARM (recursive)": (99, 75), "ARM (closed form)": (55, 42)},
+    "Stanford arm": {"NEDYN+CLEAR": (49, 37), "ARM (recursive)": (57, 47), "ARM (closed form)": (40, 24)},
+}
+
+
+def three_dof(robot_name: str):
+    """The customised inverse dynamics of the first three links (the positioning system), both forms."""
+    import dataclasses
+
+    import robid
+    from robid.model.loader import read_robot
+    from robid.symbolic.derive import base_equivalent_values, customised_program
+    from robid.symbolic.operations import program_operations
+
+    model = read_robot(robot_name)
+    model = dataclasses.replace(model, name=f"{model.name}_3dof", joints=model.joints[:3])
+    robot = robid.load_robot(model, terms=("rigid",))
+    base = robot.base_parameters()
+    values = base_equivalent_values(len(robot.parameter_names), base.indices, base.values(robot.parameters))
+    out = {}
+    for form, v in (("base", values), ("standard", robot.parameters)):
+        out[form] = program_operations(*customised_program(robot.model, robot.terms, v))
+    return out
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -113,6 +141,20 @@ def main() -> None:
     for label, r in results.items():
         g = r["generic"]
         print(f"| {label} | " + " | ".join(f"{g[p].mul}/{g[p].add} = {g[p].total}" for p in progs) + " |")
+    print("\nThree-DOF positioning systems (the first three links of the same data), folded inverse dynamics:\n")
+    print(
+        "| robot | robid, base parameters | robid, standard parameters | NEDYN+CLEAR | ARM recursive |"
+        " ARM closed form |"
+    )
+    print("|---|---|---|---|---|---|")
+    for label, name in ROBOTS:
+        r3, pub = three_dof(name), PUBLISHED_3DOF[label]
+        b, s = r3["base"], r3["standard"]
+        print(
+            f"| {label} | {_fmt(b.mul, b.add, b.calls)} | {_fmt(s.mul, s.add, s.calls)} |"
+            f" {_published(pub['NEDYN+CLEAR'])} | {_published(pub['ARM (recursive)'])} |"
+            f" {_published(pub['ARM (closed form)'])} |"
+        )
     print()
     for label, r in results.items():
         print(
