@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"limits: {result.check.summary()}")
     print(f"{len(result.starts)} starts (seed {spec.seed}), best {result.best_start + 1}, {result.seconds:.1f} s")
+    print("time per start [s]: " + ", ".join(f"{s.seconds:.1f}" for s in result.starts)
+          + f" (CPU {sum(s.cpu_seconds for s in result.starts):.1f} s in all)")
     return 0 if result.check.ok else 1
 
 

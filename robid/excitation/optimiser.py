@@ -128,7 +128,8 @@ class StartRecord:
     success: bool
     message: str
     shrink: float  # amplitude factor applied afterwards to restore feasibility (1.0 = none)
-    seconds: float
+    seconds: float  # wall time of the start, where it ran
+    cpu_seconds: float = math.nan  # CPU time of the process that ran it, during the start
 
 
 @dataclass(frozen=True, eq=False)
@@ -352,7 +353,7 @@ def design_excitation(
 
 def _timed_start(problem: DesignProblem, ev: _Evaluator, s: int, z0: np.ndarray, bar, best_value: list,
                  last_print: list) -> StartOutcome:
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res, z, f, shrink, n_eval0 = _one_start(problem, ev, z0, s, bar, best_value, last_print)
     record = StartRecord(
         s,
@@ -363,6 +364,7 @@ def _timed_start(problem: DesignProblem, ev: _Evaluator, s: int, z0: np.ndarray,
         str(res.message),
         shrink,
         time.perf_counter() - t0,
+        time.process_time() - c0,
     )
     return StartOutcome(record, z)
 
