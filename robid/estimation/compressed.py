@@ -82,20 +82,40 @@ class StreamingQR:
                 idx = np.argwhere(~np.isfinite(arr))[0]
                 at = (int(idx[0]) + self._samples,) + tuple(int(i) for i in idx[1:])
                 raise RobidInputError(f"{label}: non-finite value at index {at}")
-        nonzero = np.any(W != 0, axis=0)  # (dof, nb)
-        used = np.any(W != 0, axis=2) | (tau != 0)
-        self._rows += used.sum(axis=0)
         for j in range(self.dof):
-            active = self._active[j] | np.append(nonzero[j], bool(np.any(tau[:, j] != 0)))
-            cols = np.flatnonzero(active)
-            if cols.size == 0:
-                continue
-            block = np.column_stack([W[:, j, :], tau[:, j]])[:, cols]
-            stacked = np.vstack([self._r[j][np.ix_(cols, cols)], block[used[:, j]]])
-            r = np.linalg.qr(stacked, mode="r")
-            self._r[j][np.ix_(cols, cols)] = _square(r, cols.size)
-            self._active[j] = active
-        self._samples += W.shape[0]
+            self.add_rows(j, np.arange(self.nb), W[:, j, :], tau[:, j])
+        self.count_samples(W.shape[0])
+
+    def add_rows(self, joint: int, columns: np.ndarray, X: np.ndarray, y: np.ndarray) -> None:
+        """Append rows of one joint given compactly: ``X`` (n, len(columns)) holds its regressor columns
+        ``columns`` (the others zero on these rows), ``y`` (n,) its torque; :meth:`count_samples` then counts the
+        samples once for all joints (:meth:`add` does both)."""
+        nb = self.nb
+        columns = np.asarray(columns, dtype=int)
+        if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+            bad = int(np.flatnonzero(~(np.all(np.isfinite(X), axis=1) & np.isfinite(y)))[0])
+            raise RobidInputError(f"regressor or torque: non-finite value at sample {self._samples + bad}, "
+                                  f"joint {joint + 1}")
+        excited = np.zeros(nb + 1, dtype=bool)
+        excited[columns] = np.any(X != 0, axis=0)
+        excited[nb] = bool(np.any(y != 0))
+        used = np.any(X != 0, axis=1) | (y != 0)
+        self._rows[joint] += int(used.sum())
+        active = self._active[joint] | excited
+        cols = np.flatnonzero(active)
+        if cols.size == 0:
+            return
+        rows = np.zeros((int(used.sum()), nb + 1))
+        rows[:, columns] = X[used]
+        rows[:, nb] = y[used]
+        r = self._r[joint]
+        stacked = np.vstack([r[np.ix_(cols, cols)], rows[:, cols]])
+        r[np.ix_(cols, cols)] = _square(np.linalg.qr(stacked, mode="r"), cols.size)
+        self._active[joint] = active
+
+    def count_samples(self, n: int) -> None:
+        """Count ``n`` samples added by :meth:`add_rows`."""
+        self._samples += int(n)
 
     def problem(self) -> CompressedProblem:
         """The compressed problem of the samples added so far."""

@@ -54,21 +54,38 @@ class CompactRegressor:
         for lo in range(0, self.shape[0], size):
             yield lo, self.rows(lo, min(self.shape[0], lo + size))
 
-    def row_columns(self, row: int) -> tuple[np.ndarray, np.ndarray]:
-        """The stored channels of regressor row ``row`` (a joint): (their positions in ``data``, their columns)."""
+    def __post_init__(self):
+        if np.any(np.diff(self.columns) <= 0):
+            raise ValueError("CompactRegressor: columns must be increasing (each row's channels contiguous)")
+
+    def row_columns(self, row: int) -> tuple[slice, np.ndarray]:
+        """The stored channels of regressor row ``row`` (a joint): (their positions in ``data``, a slice: the
+        columns increase, so a row's channels are contiguous; their regressor columns)."""
         nb = self.shape[2]
-        where = np.flatnonzero(self.columns // nb == row)
-        return where, self.columns[where] % nb
+        lo, hi = np.searchsorted(self.columns, [row * nb, (row + 1) * nb])
+        return slice(int(lo), int(hi)), self.columns[lo:hi] - row * nb
 
     def __matmul__(self, values) -> np.ndarray:
+        """``W @ values`` (N, rows): one product of the stored channels with their coefficients."""
         values = np.asarray(values, dtype=float)
         if values.shape != (self.shape[2],):
             raise ValueError(f"W @ values: expected {self.shape[2]} values, got shape {values.shape}")
+        rows, nb = self.shape[1], self.shape[2]
+        coefficients = np.zeros((self.columns.size, rows))
+        coefficients[np.arange(self.columns.size), self.columns // nb] = values[self.columns % nb]
+        return self.data @ coefficients
+
+    def prediction_std(self, covariance: np.ndarray) -> np.ndarray:
+        """robid.estimation.prediction_std of the regressor, (N, rows): each row's stored channels with their
+        block of the covariance (the other channels are zero and add nothing)."""
+        from robid.estimation import prediction_std
+
+        cov = np.asarray(covariance, dtype=float)
         out = np.zeros(self.shape[:2])
         for row in range(self.shape[1]):
             where, cols = self.row_columns(row)
-            if where.size:
-                out[:, row] = self.data[:, where] @ values[cols]
+            if cols.size:
+                out[:, row] = prediction_std(self.data[:, where][:, None, :], cov[np.ix_(cols, cols)])[:, 0]
         return out
 
     def used_rows(self, tau: np.ndarray) -> np.ndarray:

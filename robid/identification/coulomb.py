@@ -46,15 +46,16 @@ def expected_sign(v: np.ndarray, s: float) -> np.ndarray:
 
 def smooth_coulomb_columns(
     W: np.ndarray, base, joint_names, qd: np.ndarray, qd_noise, source: str = "the processed velocity",
-    couplings=(),
+    couplings=(), copy: bool = True,
 ) -> tuple[np.ndarray, str]:
     """The base regressor ``W`` (N, dof, nb) with the column of every standalone Coulomb parameter ``fc_J``
     replaced, in joint J's row, by the expected sign (:func:`expected_sign`) of the velocity ``qd`` (N, dof) with
     joint J's noise std ``qd_noise[J]``, and that of every standalone ``fcm_J`` of a coupled drive
     (``couplings``: (J, K, rho), ``RobotModel.drive_couplings``) by the expected sign of qd_J + rho qd_K in row J
     and rho times it in row K (module docstring); ``source`` names the velocity for the account; (regressor, one
-    line for the processing account)."""
-    W = np.array(W, dtype=float, copy=True)
+    line for the processing account); ``copy=False``: ``W`` (a float array nobody else holds) is changed in
+    place."""
+    W = np.array(W, dtype=float, copy=True) if copy else np.asarray(W, dtype=float)
     done, plain = [], []
     for j, k, rho, col in coulomb_entries(base, joint_names, couplings):
         if k is None:

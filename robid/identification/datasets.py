@@ -259,7 +259,7 @@ def regressor_function(robot: Robot, processed: ProcessedSignals, coulomb: str):
     def evaluate(q, qd, qdd, v):
         v = v if measured else qd
         return smooth_coulomb_columns(base.regressor(q, qd, qdd), base, robot.joint_names, v, noise, source,
-                                      couplings)[0]
+                                      couplings, copy=False)[0]
 
     return evaluate, [note] if note else []
 
@@ -284,8 +284,9 @@ def _filtered_regressor(robot: Robot, processed: ProcessedSignals, coulomb: str,
     return processed.apply_filter(W.reshape(n, dof * nb)).reshape(n, dof, nb), notes
 
 
-#: recorded samples per block of the compact (streamed) parallel filter
-COMPACT_BLOCK = 1 << 15
+#: recorded samples per block of the compact (streamed) parallel filter: a block of the dense regressor stays
+#: below glibc's largest mmap threshold (32 MB for 7 x 64 channels), so its memory is reused, not faulted in anew
+COMPACT_BLOCK = 8192
 
 
 def _kept(W, keep: np.ndarray):
@@ -368,8 +369,12 @@ def compressed_problem(datasets: list[DataSet]) -> tuple[CompressedProblem, Nois
     acc = StreamingQR(dof, nb)
     for d in datasets:
         if isinstance(d.W, CompactRegressor):
-            for lo, rows in d.W.blocks():
-                acc.add(rows, d.tau[lo : lo + rows.shape[0]])
+            for lo in range(0, d.W.shape[0], COMPACT_BLOCK):
+                hi = min(d.W.shape[0], lo + COMPACT_BLOCK)
+                for j in range(dof):
+                    where, cols = d.W.row_columns(j)
+                    acc.add_rows(j, cols, d.W.data[lo:hi, where], d.tau[lo:hi, j])
+                acc.count_samples(hi - lo)
         else:
             acc.add(d.W, d.tau)
     correlation = row_correlation(datasets)
@@ -395,12 +400,12 @@ def _filtered_gram(d: DataSet) -> np.ndarray:
         elif isinstance(d.W, CompactRegressor) and noise.transpose_gram is not None:
             where, cols = d.W.row_columns(j)
             out[j][np.ix_(cols, cols)] = noise.transpose_gram(functools.partial(_stored_rows, d.W.data, where),
-                                                              where.size)
+                                                              cols.size)
         else:
             z = np.asarray(noise.transpose(np.asarray(d.W[:, j, :])), dtype=float)
             out[j] = z.T @ z
     return out
 
 
-def _stored_rows(data: np.ndarray, where: np.ndarray, lo: int, hi: int) -> np.ndarray:
+def _stored_rows(data: np.ndarray, where: slice, lo: int, hi: int) -> np.ndarray:
     return data[lo:hi, where]

@@ -73,8 +73,8 @@ def predict_dataset(dataset: DataSet, values: np.ndarray, covariance: np.ndarray
     dataset = dataset.drive_view()
     noise = np.array([np.nan if s is None else s for s in dataset.processed.noise.tau_std_processed], dtype=float)
     W = dataset.W
-    if isinstance(W, CompactRegressor):  # block by block: the dense regressor is never formed
-        std = np.concatenate([prediction_std(rows, covariance) for _, rows in W.blocks()])
+    if isinstance(W, CompactRegressor):  # the dense regressor is never formed
+        std = W.prediction_std(covariance)
     else:
         std = prediction_std(W, covariance)
     return RunPrediction(W @ values, std, noise)

@@ -204,6 +204,9 @@ def _number(cell: str) -> tuple[float, str]:
 
 
 def _row_table(path: Path, body: list[str], line_no: np.ndarray, delimiter: str | None, names) -> RawTable:
+    clean = _clean_table(body, delimiter, names)
+    if clean is not None:
+        return RawTable(file=str(path), values=clean, rows=line_no, names=names)
     problems: dict[int, tuple[int, str]] = {}
     counts = []
     for k, line in enumerate(body):
@@ -242,13 +245,26 @@ def _row_table(path: Path, body: list[str], line_no: np.ndarray, delimiter: str 
     return RawTable(file=str(path), values=values, rows=line_no, names=names, problems=problems)
 
 
-def _parse_block(lines: list[str], delimiter: str | None, ncol: int) -> np.ndarray | None:
+def _clean_table(body: list[str], delimiter: str | None, names) -> np.ndarray | None:
+    """The whole body in one pass of the C parser when every row is sure to have the header's number of cells
+    and no quotes: no row can have more cells (the parser refuses those) and the delimiters add up to exactly
+    ``len(names) - 1`` per row, so none has fewer (nor is empty). None otherwise: the rows are then counted and
+    screened one by one (:func:`_row_table`)."""
+    if delimiter is None or names is None or not body:
+        return None
+    text = "\n".join(body)
+    if '"' in text or text.count(delimiter) != len(body) * (len(names) - 1):
+        return None
+    return _parse_block(body, delimiter, len(names), text)
+
+
+def _parse_block(lines: list[str], delimiter: str | None, ncol: int, text: str | None = None) -> np.ndarray | None:
     """Fast path: the C parser of pandas; None if any cell is not a number (then rows are parsed one by one)."""
     if delimiter is None:
         text = "\n".join(line.strip() for line in lines)
         sep = r"\s+"
     else:
-        text = "\n".join(lines)
+        text = "\n".join(lines) if text is None else text
         sep = delimiter
     try:
         frame = pd.read_csv(
