@@ -194,7 +194,7 @@ class GridConstraints:
             js.append(jac)
         if not gs:
             return np.zeros(0), np.zeros((0, self.dof * nvar))
-        return np.concatenate(gs), np.vstack(js)
+        return np.concatenate(gs), (js[0] if len(js) == 1 else np.vstack(js))
 
     def values(self, x_all: np.ndarray) -> np.ndarray:
         """Every row of :meth:`evaluate` without the Jacobian (what feasibility tests need)."""

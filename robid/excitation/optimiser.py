@@ -2,16 +2,18 @@
 
 Variables: for every joint the coefficients [a, b] (periodic design) or their coordinates z in the
 orthonormal basis N of the rest-to-rest subspace (X_j = N z_j), so the boundary conditions hold exactly for
-every iterate. Constraints: :class:`~robid.excitation.constraints.GridConstraints` on ``grid_points`` over one
-period (joint limits with their inter-sample bound, Cartesian points, torques), against the limits shrunk by
-the safety margin. Objective: log cond or -logdet of the base regressor on the same grid, with the gradient
-of :func:`~robid.excitation.criteria.objective_and_gradient` chained through
-:func:`~robid.excitation.channels.channel_derivatives` (3 dof + 1 regressor evaluations per gradient).
+every iterate. Constraints: :class:`~robid.excitation.grid_constraints.GridConstraints` on
+``constraint_points`` samples of one period (16 per harmonic by default: joint limits with their inter-sample
+bound, Cartesian points, torques), against the limits shrunk by the safety margin. Objective: log cond (default
+``cond_both``: log kappa(W D^-1) + raw_weight log kappa(W)) or -logdet of the base regressor on ``grid_points``
+samples, with the analytic gradient of :func:`~robid.excitation.criteria.objective_and_gradient` chained through
+:func:`~robid.excitation.channels.channel_derivatives` (5 dof + 1 regressor evaluations per gradient).
 
-Multi-start: start s draws random coefficients (harmonic l scaled by 1/l) from ``numpy.random.default_rng
-(seed)`` and scales them to 80 % of the largest feasible amplitude; SLSQP (scipy) runs from each; a result
-that ends marginally infeasible is pulled towards the centre pose (amplitude bisection) until feasible. The
-best feasible start wins (ties: the lower start index). Same inputs and seed give the same trajectory.
+Multi-start: the starting points are the best ``starts`` of ``starts * screening`` Latin hypercube candidates
+ranked on a coarse grid (:mod:`robid.excitation.starts`), each scaled to 80 % of its largest feasible amplitude;
+SLSQP (scipy) runs from each, keeps its best iterate near the limits and stops after ``patience`` iterations
+without progress; the kept point is pulled towards the centre pose (amplitude bisection) until feasible. The
+best start wins (ties: the lower start index). Same inputs and seed give the same trajectory.
 
 Parallel starts: all starting points are drawn in the calling process first (the same sequence as the serial
 loop), so each start depends only on (seed, start index); ``map_starts(fn, items)`` (argument of
@@ -221,7 +223,13 @@ class _Evaluator:
         return self._cache_g
 
     def constraint_values(self, z: np.ndarray) -> np.ndarray:
-        return self._constraints(z)[1]
+        """The optimiser's rows at z (line searches need no Jacobian: it is computed only when asked for)."""
+        key = np.asarray(z).tobytes()
+        if self._cache_g is not None and self._cache_g[0] == key:
+            return self._cache_g[1]
+        if self.windows is not None:
+            return self._constraints(z)[1]
+        return self.constraints.values(self.coefficients(z))
 
     def constraint_jacobian(self, z: np.ndarray) -> np.ndarray:
         return self._constraints(z)[2]
