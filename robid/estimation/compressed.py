@@ -96,21 +96,28 @@ class StreamingQR:
             bad = int(np.flatnonzero(~(np.all(np.isfinite(X), axis=1) & np.isfinite(y)))[0])
             raise RobidInputError(f"regressor or torque: non-finite value at sample {self._samples + bad}, "
                                   f"joint {joint + 1}")
+        nonzero = X != 0
         excited = np.zeros(nb + 1, dtype=bool)
-        excited[columns] = np.any(X != 0, axis=0)
+        excited[columns] = nonzero.any(axis=0)
         excited[nb] = bool(np.any(y != 0))
-        used = np.any(X != 0, axis=1) | (y != 0)
-        self._rows[joint] += int(used.sum())
+        used = nonzero.any(axis=1) | (y != 0)
+        m = int(used.sum())
+        self._rows[joint] += m
         active = self._active[joint] | excited
         cols = np.flatnonzero(active)
-        if cols.size == 0:
+        if cols.size == 0 or m == 0:
+            self._active[joint] = active
             return
-        rows = np.zeros((int(used.sum()), nb + 1))
-        rows[:, columns] = X[used]
-        rows[:, nb] = y[used]
+        k = cols.size
         r = self._r[joint]
-        stacked = np.vstack([r[np.ix_(cols, cols)], rows[:, cols]])
-        r[np.ix_(cols, cols)] = _square(np.linalg.qr(stacked, mode="r"), cols.size)
+        stacked = np.zeros((k + m, k))  # [R_j on the active columns; the new rows]
+        stacked[:k] = r[np.ix_(cols, cols)]
+        given = np.flatnonzero(active[columns])  # the given columns that are active, and their places in cols
+        rows = X if m == X.shape[0] else X[used]
+        stacked[k:, np.searchsorted(cols, columns[given])] = rows[:, given]
+        if active[nb]:
+            stacked[k:, k - 1] = y if m == y.shape[0] else y[used]
+        r[np.ix_(cols, cols)] = _square(np.linalg.qr(stacked, mode="r"), k)
         self._active[joint] = active
 
     def count_samples(self, n: int) -> None:

@@ -60,14 +60,15 @@ def zero_phase_blocks(
             if padded:
                 _, state_active = _run(sos, head[:, active], state[:, :, active])
                 state[:, :, active] = state_active
-        else:
-            active = active | np.any(block != 0, axis=0)
+        elif not active.all():
+            idle = np.flatnonzero(~active)
+            active[idle] = np.any(block[:, idle] != 0, axis=0)
         cols = np.flatnonzero(active)
         out, state_cols = _run(sos, block[:, cols], state[:, :, cols])
         state[:, :, cols] = state_cols
         forward.append((start, cols, out))
         if edge:
-            tail = np.concatenate([tail, block])[-(edge + 1):]
+            tail = np.concatenate([tail, block[-(edge + 1):]])[-(edge + 1):]
         start += block.shape[0]
     if start != n:
         raise ValueError(f"zero-phase filter: the blocks hold {start} rows, expected {n}")
