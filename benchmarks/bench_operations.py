@@ -35,9 +35,23 @@ def _published(pair) -> str:
     return "-" if pair is None else f"{pair[0]}/{pair[1]} = {sum(pair)}"
 
 
+def cse_only_counts(model, terms, values) -> dict[str, int]:
+    """The issue-2 baseline: the standard recursion with the standard values folded, then sympy CSE only."""
+    import sympy as sp
+
+    from robid.symbolic.codegen import optimise
+    from robid.symbolic.derive import DerivationContext, ProgramBuilder, derive_torques, joint_symbols
+    from robid.symbolic.folding import program_counts
+
+    ctx = DerivationContext(model=model, symbols=joint_symbols(model), program=ProgramBuilder())
+    exact = [sp.Rational(repr(float(v))) if v != 0 else sp.Integer(0) for v in values]
+    tau = derive_torques(ctx, terms, exact)
+    return program_counts(optimise(ctx.program.assignments, [], {("tau", i): e for i, e in enumerate(tau)}))
+
+
 def measure(robot_name: str):
     import robid
-    from robid.symbolic.derive import base_equivalent_values, customised_operation_counts, customised_program
+    from robid.symbolic.derive import base_equivalent_values, customised_program
     from robid.symbolic.operations import generated_operations, program_operations
 
     robot = robid.load_robot(robot_name, terms=("rigid",))
@@ -50,7 +64,7 @@ def measure(robot_name: str):
     folded_base = program_operations(program, symbols)
     program_std, symbols_std = customised_program(robot.model, robot.terms, robot.parameters)
     folded_std = program_operations(program_std, symbols_std)
-    before = customised_operation_counts(robot.model, robot.terms, robot.parameters)  # issue 2: CSE only
+    before = cse_only_counts(robot.model, robot.terms, robot.parameters)
     generic = generated_operations(robot.meta["operation_counts"])
     nonzero = int(np.count_nonzero(base.values(robot.parameters)))
     return {

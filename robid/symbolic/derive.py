@@ -183,32 +183,55 @@ def _metadata(model: RobotModel, key: str, terms, names, base, functions: dict, 
 
 
 def folded_program(model: RobotModel, terms: tuple[str, ...], values, with_columns: bool = False):
-    """The inverse dynamics with numeric parameter ``values`` substituted as exact rationals of their doubles
-    (El-Rayyes 1990, Tables 4.2/4.3: geometry and mass data numeric, constants folded), after CSE; outputs
-    ``("tau", i)``, and the regressor columns too with ``with_columns`` (one CSE over both). Returns the optimised
-    program and the joint symbols."""
+    """The inverse dynamics with numeric parameter ``values`` folded in (El-Rayyes 1990, Tables 4.2/4.3: geometry
+    and mass data numeric, constants folded): :func:`customised_program` on the base-parameter form of ``values``
+    (beta = G theta with the model's grouping G from the cache entry, so the torques are Y theta = Yb beta);
+    outputs ``("tau", i)``. With ``with_columns`` the regressor columns follow, from their own CSE over the
+    standard recursion (the torque statements are renamed ``ff_*`` so the two programs share no name). Returns
+    the optimised program and the joint symbols."""
+    import numpy as np
+
+    _, meta = compile_model(model, terms)
+    grouping = np.array(meta["base"]["grouping"], dtype=float)
+    beta = grouping @ np.asarray(values, dtype=float)
+    torque, symbols = customised_program(
+        model, terms, base_equivalent_values(len(meta["parameter_names"]), meta["base"]["indices"], beta)
+    )
+    if not with_columns:
+        return torque, symbols
+    ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder())
+    regressor = optimise(ctx.program.assignments, derive_columns(ctx, terms).columns)
+    renamed = _renamed(torque, "ff_")
+    return (
+        OptimisedProgram(
+            regressor.assignments + renamed.assignments,
+            {**regressor.entries, **renamed.entries},
+            regressor.dof,
+            regressor.n_columns,
+        ),
+        symbols,
+    )
+
+
+def _renamed(program: OptimisedProgram, prefix: str) -> OptimisedProgram:
+    """The program with every assigned symbol ``x`` renamed ``<prefix>x`` (inputs keep their names)."""
     import sympy as sp
 
-    symbols = joint_symbols(model)
-    ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder())
-    columns = derive_columns(ctx, terms).columns if with_columns else []
-    exact_values = [sp.Rational(repr(float(v))) if v != 0 else sp.Integer(0) for v in values]
-    tau = derive_torques(ctx, terms, exact_values)
-    return optimise(ctx.program.assignments, columns, _outputs(tau=tau)), symbols
+    names = {s: sp.Symbol(prefix + s.name, real=True) for s, _ in program.assignments}
+    assigns = tuple((names[s], e.xreplace(names)) for s, e in program.assignments)
+    entries = {k: e.xreplace(names) for k, e in program.entries.items()}
+    return OptimisedProgram(assigns, entries, program.dof, program.n_columns)
 
 
 def customised_operation_counts(model: RobotModel, terms: tuple[str, ...], values) -> dict[str, int]:
-    """Operation counts of the inverse dynamics customised to numeric parameter values (:func:`folded_program`).
+    """Operation counts (mul, add, call) of the inverse dynamics with the numeric parameter ``values`` folded
+    (:func:`folded_program`; the setting of El-Rayyes 1990 Tables 4.2/4.3), sum-angle inputs included
+    (:func:`robid.symbolic.operations.program_operations`)."""
+    from robid.symbolic.operations import program_operations
 
-    This is the setting of El-Rayyes (1990) Tables 4.2/4.3 (NEDYN: geometry *and* mass data numeric, constants
-    folded): the backward recursion with the values substituted, then CSE.
-    """
-    from robid.symbolic.codegen import needed_assignments
-    from robid.symbolic.program import operation_counts
-
-    prog, _ = folded_program(model, terms, values)
-    exprs = list(prog.entries.values())
-    return operation_counts(needed_assignments(prog, exprs), exprs)
+    prog, symbols = folded_program(model, terms, values)
+    c = program_operations(prog, symbols)
+    return {"mul": c.mul, "add": c.add, "call": c.calls}
 
 
 def base_equivalent_values(n_parameters: int, base_indices, base_values) -> list[float]:
