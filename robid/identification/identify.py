@@ -308,13 +308,16 @@ def _friction_models(robot: Robot, sets, vsets, o: IdentificationOptions):
 
 
 def _errors_in_variables(robot: Robot, sets, W, tau, start: EstimationResult, o: IdentificationOptions):
-    """Corrected least squares with the accelerations' noise (robid.estimation.errors_in_variables), weighted
-    like the WLS estimate ``start``."""
+    """Corrected least squares with the processed signals' noise in the regressor (robid.estimation.
+    errors_in_variables, robid.identification.regressor_noise), weighted like the WLS estimate ``start``; on
+    averaged periodic runs its covariance counts the residual's correlation within the period."""
     from robid.estimation.errors_in_variables import corrected_least_squares
     from robid.identification.regressor_noise import regressor_noise_gram
 
     gram = sum(regressor_noise_gram(robot, d, o.processing_for(d.source).torque_band) for d in sets)
-    return corrected_least_squares(W, tau, gram, robot.base_parameters().names, weights=start.weights)
+    periods = tuple(d.W.shape[0] for d in sets) if all(d.processed.mode == "periodic" for d in sets) else None
+    return corrected_least_squares(W, tau, gram, robot.base_parameters().names, weights=start.weights,
+                                   periods=periods)
 
 
 def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: list[str]) -> EstimationResult:

@@ -12,7 +12,7 @@ instead of their average (:mod:`robid.signals.periodic_samples`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -216,9 +216,11 @@ def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOpti
     mask, mask_tau = band.positions.weights(), band.torques.weights()[:, 0]
     derivs = periodic.spectral_derivatives(avg.mean_q, mask, period, max(2, o.derivatives))
     tau_f = periodic.spectral_derivatives(avg.mean_tau, mask_tau, period, 0)[0]
-    theta_f = None
+    theta_f, theta_noise = None, {}
     if "theta" in avg.cut.periods:
-        theta_f = periodic.spectral_derivatives(avg.cut.periods["theta"][avg.keep].mean(axis=0), mask, period, 2)
+        periods_theta = avg.cut.periods["theta"][avg.keep]
+        theta_f = periodic.spectral_derivatives(periods_theta.mean(axis=0), mask, period, 2)
+        theta_noise = _motor_noise(periods_theta, mask, 2.0 * np.pi / period, mm)
     lines.append("averaged period differentiated by (j h omega)^n, omega = 2 pi / T, harmonic h weighted by the band")
     est = noise.spectral_estimate(
         avg.var_q,
@@ -231,6 +233,8 @@ def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOpti
         f"scatter between {kk} periods (unbiased variance per sample and per harmonic)",
         per_harmonic=True,
     )
+    if theta_noise:
+        est = replace(est, **theta_noise)
     lines.append(
         "noise per joint from the scatter between periods: tau std per sample "
         + format_values(est.tau_std)
@@ -238,3 +242,13 @@ def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOpti
         + format_values(est.tau_std_processed)
     )
     return derivs, tau_f, theta_f, est, periodic.masked_filter(mask_tau, mm, "one period")
+
+
+def _motor_noise(periods_theta: np.ndarray, mask: np.ndarray, omega: float, m: int) -> dict:
+    """The processed motor positions' noise std (theta, thetad, thetadd) from their scatter between the averaged
+    periods (K, M, dof), differentiated in the position band ``mask``: the NoiseEstimate fields
+    ``theta*_std_processed`` (:func:`robid.signals.noise.processed_variance`)."""
+    harm = noise.period_scatter(periods_theta)[1]
+    names = ("theta_std_processed", "thetad_std_processed", "thetadd_std_processed")
+    return {name: tuple(float(v) for v in np.sqrt(noise.processed_variance(harm, mask, omega, order, m)))
+            for order, name in enumerate(names)}

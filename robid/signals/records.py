@@ -120,6 +120,9 @@ class NoiseEstimate:
     the noise left on the processed (averaged, filtered, differentiated) signals -- the numbers a weighted
     estimator uses. ``per_harmonic_q``/``per_harmonic_tau`` (periodic path only): variance of the averaged DFT
     coefficient at each harmonic 0..M/2, shape (M//2 + 1, dof). ``method`` says how they were obtained.
+    ``theta_std_processed``, ``thetad_std_processed``, ``thetadd_std_processed`` (averaged periodic path with motor
+    positions only, else None): the same for the processed motor positions, from their own scatter between periods
+    (the motor encoders' noise; the errors-in-variables estimate of the elastic layout needs it).
     """
 
     q_std: tuple[float, ...]
@@ -131,6 +134,9 @@ class NoiseEstimate:
     method: str
     per_harmonic_q: np.ndarray | None = None
     per_harmonic_tau: np.ndarray | None = None
+    theta_std_processed: tuple[float, ...] | None = None
+    thetad_std_processed: tuple[float, ...] | None = None
+    thetadd_std_processed: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "per_harmonic_q", _frozen(self.per_harmonic_q))
