@@ -68,7 +68,7 @@ GROUP_FIELDS = (
           unit="rad (m)", items=Field("", "number|string", "")),
     Field("delay", "number|string|list", "How late the channels were recorded against the time stamps, undone "
           "when the file is read (x(t) = x_rec(t + delay), band-limited interpolation; docs/mapping-file.md): "
-          "one value for the signal, or a list with one per joint; a number in s or a string with s, ms or us.",
+          "one value for the signal, or a list with one per joint; a number in s or a string with s, ms, us or ns.",
           unit="s", items=Field("", "number|string", ""), default=0),
     Field("gains", "list", "currents only: joint torque per ampere, tau = K i (one of gains, torque_constants).",
           unit="N m/A", items=Field("", "number", "")),
