@@ -164,11 +164,12 @@ def test_kr300_elastic_campaign_stiffness_against_the_stored_values(elastic_camp
       encoder lag fitted: it must be ~0, the mapping undid it);
     * CAD model, deflection domain (the first test of this file, lag fitted, raw mapping).
 
-    What the data say: run A alone gives axes 2-3 a spring 2-3 times softer than runs B and C do (the
-    deflection-domain values per run, printed), in both domains, so the campaign's k (from A) is low by that
-    factor, with a std (10 %) that counts run A's noise but not the run-to-run change. Pooled over the three
-    runs the identified model gives the stored stiffness: A2 within 0.2 std, A3 within 1.6 std. A1's spring is not
-    determined (vertical axis, deflection 0.001 deg).
+    What the data say: pooled over the three runs, the identified model gives the stored stiffness in the
+    deflection domain (A2 within 0.2 std, A3 within 1.6 std). The layout's k is 2-3 times lower, and lower still
+    from other runs (B alone: 1.9e5 / 7e3; A, B and C together: 3.5e5 / 2.9e5): the torque-domain layout regresses
+    the link torque on a deflection that carries more than a spring and an unknown reference per run, which it has
+    no term for (docs/validation.md, "Why the campaign's k is low"). Its std (10 %) counts run A's noise only.
+    A1's spring is not determined (vertical axis, deflection 0.001 deg).
     """
     values = {p.name: p for p in elastic_campaign.base_parameters}
     runs = [identified_link_torque[r] for r in "ABC"]
@@ -191,11 +192,11 @@ def test_kr300_elastic_campaign_stiffness_against_the_stored_values(elastic_camp
         # pooled over the runs, the identified model gives the stored spring within its uncertainty (2.5 std)
         assert abs(mine.stiffness - STORED[name]) < 2.5 * mine.std, name
         assert mine.std < 0.2 * mine.stiffness, name
-        # the campaign's k is run A's: positive, determined to 15 %, and below the stored value by the factor
-        # run A's own deflection gives (its deflection-domain value, first of per_run, within 35 %)
+        # the campaign's k: positive and determined to 15 % by its own std, but more than 3 std below the stored
+        # value -- the gap of the torque-domain layout (docstring), stated in docs/validation.md; a fix of the layout
+        # (link-row offset, deflection as the target) has to move this assertion
         assert k.value > 0 and k.std < 0.15 * k.value, name
-        assert abs(k.value / mine.per_run[0] - 1) < 0.35, name
-        assert k.value < STORED[name] - 3 * k.std, name  # an honest gap, said in docs/validation.md
+        assert k.value < STORED[name] - 3 * k.std, name
     k1 = results["A1"][0]
     assert k1.identifiability != "well-identified" and k1.std > 0.5 * abs(k1.value)  # A1 undetermined
 
