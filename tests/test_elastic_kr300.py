@@ -168,7 +168,8 @@ def test_kr300_elastic_campaign_stiffness_against_the_stored_values(elastic_camp
     deflection domain (A2 within 0.2 std, A3 within 1.6 std). The layout's k is 2-3 times lower, and lower still
     from other runs (B alone: 1.9e5 / 7e3; A, B and C together: 3.5e5 / 2.9e5): the torque-domain layout regresses
     the link torque on a deflection that carries more than a spring and an unknown reference per run, which it has
-    no term for (docs/validation.md, "Why the campaign's k is low"). Its std (10 %) counts run A's noise only.
+    no term for, and the spring's scale trades with the split of link and rotor inertia, which the drive rows do
+    not fix (docs/validation.md, "Why the campaign's k is low"). Its std (10 %) counts run A's noise only.
     A1's spring is not determined (vertical axis, deflection 0.001 deg).
     """
     values = {p.name: p for p in elastic_campaign.base_parameters}
