@@ -1,15 +1,18 @@
-"""Acceptance of the demo (issue 6): a shortened built-in demo campaign on the virtual heavy robot.
+"""Acceptance of the demo (issues 6 and 12): the built-in demo campaign on the virtual heavy robot.
 
-The built-in campaign file is used as it is, without the report step; the assertions are the
-demo's own promises: validation NRMSE per joint below 3 % and every identified base parameter within 3 reported
-standard deviations of the virtual robot's truth.
+The built-in campaign file is used as it is, without the report step; the assertions are the demo's own
+promises: validation NRMSE per joint below 3 %, every identified base parameter within about 3 reported
+standard deviations of the virtual robot's truth (the rms of |estimate - truth| / std below 1.3), and the
+stiffness of the elastic axes 1-3 within 0.1 % (and 3 std) of the truth with its damping, printed by
+``robid demo`` beside the truth.
 """
 
+import numpy as np
 import yaml
 
 from robid.campaign import run_campaign
 from robid.campaign.schema import campaign_from_dict
-from robid.cli.demo_cmd import demo_campaign_path
+from robid.cli.demo_cmd import demo_campaign_path, spring_lines
 from robid.io.result_file import read_result
 
 
@@ -22,12 +25,30 @@ def test_shortened_demo_meets_its_promises(tmp_path):
     record = run.record
     assert record.robot == "kr-heavy" or record.robot.startswith("kr")
     assert (tmp_path / "trajectories" / "demo" / "ident.src").exists()  # the KRL program
-    validation = record.validation_data[0].fit.nrmse_percent()
-    print("validation NRMSE per joint [%]:", [round(x, 2) for x in validation])
-    assert max(validation) < 3.0
     truth = record.references()["truth"]
     z = {p.name: (p.value - t) / p.std for p, t in zip(record.base_parameters, truth, strict=True)}
     print("largest |estimate - truth| / std:", max(abs(v) for v in z.values()))
-    assert all(abs(v) <= 3.0 for v in z.values()), {k: round(v, 1) for k, v in z.items() if abs(v) > 3}
+    # 67 parameters: with honest std the largest of 67 |z| passes 3.0 in 17 % of runs and 3.5 in 3 %; measured
+    # 2026-11-27 on the demo's run with two designs: largest 2.8 (f0_A5) and 3.0 (Ixx_A3), rms 1.15 and 1.04 (eiv;
+    # WLS's independent-row std put Ixx_A3 at 5.5 and the rms at 1.64)
+    assert all(abs(v) <= 3.5 for v in z.values()), {k: round(v, 1) for k, v in z.items() if abs(v) > 3.5}
+    assert np.sqrt(np.mean(np.square(list(z.values())))) < 1.3
+    # issue 12: the elastic axes' springs, identified in the elastic layout
+    assert record.motor_joints == ("A1", "A2", "A3") and record.method == "eiv"
+    springs = {"k_A1": 4.5778e6, "k_A2": 7.5189e6, "k_A3": 4.0999e6}
+    for name, true in springs.items():
+        assert abs(record.value(name) / true - 1) < 1e-3, (name, record.value(name))
+        assert abs(z[name]) <= 3.0
+    for joint in ("A1", "A2", "A3"):  # the damping is identified too (with a wide std: 12-47 %)
+        d = record.parameter(f"d_{joint}")
+        assert d.value > 0 and d.std < 0.5 * d.value
+    lines = spring_lines(record)
+    print(lines)
+    assert "k_A2" in lines and "d_A3" in lines and "truth 7.519e+06" in lines
     # the record travels: RESULT.json read back equals the record the campaign returned
     assert read_result(run.result_path) == record
+    validation = record.validation_data[0].fit.nrmse_percent()
+    print("validation NRMSE per joint [%]:", validation)
+    unvalidated = [j for j, v in zip(record.joints, validation, strict=True) if v is None]
+    assert not unvalidated, f"the validation run leaves {unvalidated} without rows faster than min_speed"
+    assert max(validation) < 3.0
