@@ -30,7 +30,9 @@ def register(sub) -> None:
                    "didim (closed-loop output error) simulate the robot's closed loop with the estimate: they need "
                    "--trajectory (the excitation the robot ran, its time 0 at the log's) and the robot file's "
                    "controller gains (docs/estimation.md, 'Closed-loop estimators'); eiv: least squares corrected for "
-                   "the noise of the processed accelerations (periodic runs)")
+                   "the noise of the processed signals in the regressor (the accelerations; in the elastic layout "
+                   "also the spring and damping columns), its covariance counting rows correlated within the "
+                   "period (periodic runs)")
     p.add_argument("--feedforward", choices=("rigid", "full", "none"), default="rigid",
                    help="idim-iv, didim: the controller's feed-forward, computed from the robot file's nominal "
                    "model on the reference: rigid (bodies, rotors, balancer; no friction), full (with the nominal "
