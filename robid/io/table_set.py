@@ -8,6 +8,7 @@ folder), its ``variable:`` walks into a MATLAB struct. Column references carry t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +42,10 @@ class TableSet:
     def table(self, part_file: str | None, variable: str | None, options: ReadOptions, where: str) -> RawTable:
         path = self.file_for(part_file, where)
         fmt = file_format(path, options)
-        key = (path, variable, options, fmt)
+        # the options as read_text_table applies them: the canonical layout's explicit csv-with-header and a
+        # mapping's defaults read the same file the same way, so it is read once
+        header = options.header if options.header is not None else fmt == "csv"
+        key = (path, variable, replace(options, format=fmt, header=header), fmt)
         if key in self._index:
             return self.tables[self._index[key]]
         if fmt == "mat":

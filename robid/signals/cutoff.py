@@ -116,7 +116,17 @@ def _fmt(values: tuple[float, ...]) -> str:
 def zero_phase_response(f: np.ndarray, cutoff: float, rate: float, order: int) -> np.ndarray:
     """H(f) of the forward-backward digital Butterworth of ``order`` at ``cutoff``: |H_1|^2 with
     |H_1(f)|^2 = 1 / (1 + (tan(pi f/fs) / tan(pi fc/fs))^(2 order)) (bilinear transform with prewarping)."""
-    ratio = np.tan(np.pi * np.minimum(f, 0.5 * rate * (1 - 1e-12)) / rate) / np.tan(np.pi * cutoff / rate)
+    return _response(_warped(f, rate), cutoff, rate, order)
+
+
+def _warped(f: np.ndarray, rate: float) -> np.ndarray:
+    """tan(pi f / fs), the prewarped frequency of :func:`zero_phase_response` (once per spectrum, not per
+    candidate cut-off)."""
+    return np.tan(np.pi * np.minimum(f, 0.5 * rate * (1 - 1e-12)) / rate)
+
+
+def _response(warped: np.ndarray, cutoff: float, rate: float, order: int) -> np.ndarray:
+    ratio = warped / np.tan(np.pi * cutoff / rate)
     return 1.0 / (1.0 + ratio ** (2 * order))
 
 
@@ -217,7 +227,8 @@ def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: fl
         grid = np.array([float(given)])
     else:
         grid = np.geomspace(lo, hi, max(int(PER_DECADE * np.log10(hi / lo)), 1) + 1)
-    risks = np.array([_risk(f, d2, w, s_hat, noise, fc, rate, order) for fc in grid])  # (G, C)
+    warped = _warped(f, rate)
+    risks = np.array([_risk(warped, d2, w, s_hat, noise, fc, rate, order) for fc in grid])  # (G, C)
     scale = np.where(moving, accel, np.inf) if moving.any() else np.ones_like(accel)
     k = int(np.argmin(np.sum(risks / scale[None, :], axis=1)))
     bound = "" if given is not None or lo >= hi else ("lower" if k == 0 else ("upper" if k == grid.size - 1 else ""))
@@ -243,7 +254,7 @@ def _white_equivalent(
 
 
 def _risk(
-    f: np.ndarray,
+    warped: np.ndarray,
     d2: np.ndarray,
     w: np.ndarray,
     s_hat: np.ndarray,
@@ -252,8 +263,8 @@ def _risk(
     rate: float,
     order: int,
 ) -> np.ndarray:
-    """R(fc) of equation (2) per channel."""
-    h = zero_phase_response(f, fc, rate, order)[:, None]
-    lost = (d2[:, None] * h - w[:, None] ** 2) ** 2 * s_hat
-    passed = (d2[:, None] * h) ** 2 * noise
-    return np.mean(lost + passed, axis=0)
+    """R(fc) of equation (2) per channel (``warped``: tan(pi f / fs) of the bins, :func:`_warped`); the mean
+    over frequency as one product per term with the channels' spectra."""
+    passed = d2 * _response(warped, fc, rate, order)  # d^2 H
+    lost = (passed - w**2) ** 2 @ s_hat
+    return (lost + passed**2 @ noise) / warped.size
