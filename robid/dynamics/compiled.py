@@ -1,8 +1,10 @@
 """Evaluation backends of the generated regressors: the numpy module (always) and the optional C library.
 
-``ROBID_BACKEND=numpy`` forces the numpy code; otherwise the C library of the cache entry is used when it
-exists (robid.symbolic.ccode; its content hash is checked with the entry's, robid.symbolic.cache) and loads;
-a library that does not load falls back to numpy with a note. Both take (N, dof) arrays and return (N, dof, columns).
+``ROBID_BACKEND=numpy`` forces the numpy code, ``ROBID_BACKEND=portable`` the entry's portable library;
+otherwise the library built for this processor (``model_c-native-<cpu>.so``, robid.symbolic.cbuild, built on
+first use when missing, checked against its record) is used, else the portable ``model_c.so`` of the cache entry
+(its content hash is checked with the entry's, robid.symbolic.cache). A library that does not load falls back to
+the next with a note, the last to numpy. Both backends take (N, dof) arrays and return (N, dof, columns).
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ _PTR = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
 
 
 class CRegressors:
-    """ctypes wrapper of ``model_c.so``: ``regressor`` and ``base_regressor``."""
+    """ctypes wrapper of a compiled library: ``regressor`` and ``base_regressor`` (robid.symbolic.ccode
+    ``c_function``: batched over samples, every output entry written). ``path`` is the library loaded,
+    ``native`` whether it was built for this processor."""
 
-    def __init__(self, path: Path, dof: int, n_standard: int, n_base: int):
+    def __init__(self, path: Path, dof: int, n_standard: int, n_base: int, native: bool = False):
         lib = ctypes.CDLL(str(path))
         self._fns = {}
         for name, width in (("regressor", n_standard), ("base_regressor", n_base)):
@@ -32,6 +36,8 @@ class CRegressors:
             self._fns[name] = (fn, width)
         self._lib = lib
         self.dof = dof
+        self.path = Path(path)
+        self.native = native
 
     def evaluate(self, name: str, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, out=None) -> np.ndarray:
         """``out``: an optional C-contiguous float64 (N, dof, columns) buffer to reuse (no new allocation)."""
@@ -39,7 +45,11 @@ class CRegressors:
         q, qd, qdd = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, qd, qdd))
         shape = (q.shape[0], self.dof, width)
         usable = (
-            out is not None and out.shape == shape and out.dtype == np.float64 and out.flags["C_CONTIGUOUS"]
+            out is not None
+            and out.shape == shape
+            and out.dtype == np.float64
+            and out.flags["C_CONTIGUOUS"]
+            and out.flags["ALIGNED"]
         )
         y = out if usable else np.empty(shape)  # the C code writes every entry
         fn(q, qd, qdd, q.shape[0], y)
@@ -50,12 +60,24 @@ class CRegressors:
 
 
 def load_c_backend(folder: Path, dof: int, n_standard: int, n_base: int) -> CRegressors | None:
-    path = folder / "model_c.so"
-    if os.environ.get("ROBID_BACKEND", "").lower() == "numpy" or not path.exists():
+    """The compiled regressors of the valid cache entry ``folder`` (module docstring), or None: the numpy code."""
+    backend = os.environ.get("ROBID_BACKEND", "").strip().lower()
+    portable = folder / "model_c.so"
+    if backend == "numpy" or not portable.exists():
         return None
-    try:
-        return CRegressors(path, dof, n_standard, n_base)
-    except (OSError, AttributeError) as e:  # not loadable here, or a function missing: the numpy code serves
+    candidates = []
+    if backend != "portable":
+        from robid.symbolic.cache import native_library
 
-        _log.warning(f"{path}: C library not usable ({e}); using the numpy code")
-        return None
+        native = native_library(folder, folder.name)
+        if native is not None:
+            candidates.append((native, True))
+    candidates.append((portable, False))
+    for path, native in candidates:
+        try:
+            return CRegressors(path, dof, n_standard, n_base, native=native)
+        except (OSError, AttributeError) as e:  # not loadable here, or a function missing
+            _log.warning(
+                f"{path}: C library not usable ({e}); using the {'portable library' if native else 'numpy code'}"
+            )
+    return None

@@ -69,7 +69,7 @@ def python_source(model, terms, values, base_indices, base_names, base_values, h
 
 def c_source(model, terms, values, base_indices, base_names, base_values, header: str, prefix: str) -> str:
     """The standalone C file (module docstring); ``header`` becomes its leading comment."""
-    from robid.symbolic.ccode import c_function, c_torque_function
+    from robid.symbolic.ccode import c_torque_function, portable_c_function
 
     if not prefix.isidentifier():
         raise RobidInputError(f"export-model: --prefix {prefix!r} is not a C identifier")
@@ -86,7 +86,7 @@ def c_source(model, terms, values, base_indices, base_names, base_values, header
         f"const double {prefix}_base_values[{nb}] = {{\n    {values_text}\n}};\n\n"
         + c_torque_function(f"{prefix}_inverse_dynamics", prog, symbols, offsets, "tau")
         + "\n"
-        + c_function(f"{prefix}_base_regressor", prog, symbols, offsets, indices)
+        + portable_c_function(f"{prefix}_base_regressor", prog, symbols, offsets, indices)
     )
 
 

@@ -1,8 +1,13 @@
 """On-disk cache of generated code, keyed by a hash of everything the derivation depends on.
 
 Location: ``$ROBID_CACHE_DIR`` if set, else ``~/.cache/robid``. One folder per key holding ``model.py``
-(numpy functions), ``exact.py`` (rational evaluator), ``meta.json`` and, when a C compiler works, ``model_c.c``
-and ``model_c.so``.
+(numpy functions), ``exact.py`` (rational evaluator), ``meta.json`` and, when a C compiler works, ``model_c.c``,
+the portable ``model_c.so`` and the libraries built for one processor each, ``model_c-native-<cpu>.so`` with their
+records ``model_c-native-<cpu>.json`` (robid.symbolic.cbuild: ``<cpu>`` hashes the processor's feature flags and
+the compiler, so that a library never runs on a processor it was not built for). The deriving process builds
+its processor's library with the entry; a process on another processor builds its own on first use
+(:func:`native_library`, under the lock ``<key>-<native name>``), next to the entry's files and checked against
+its own record, not ``meta.json``.
 
 The cache is safe to share between processes, on one machine or on a shared file system:
 
@@ -68,7 +73,7 @@ except ImportError:  # not POSIX: the lock-file mode only
 
 _log = logging.getLogger(__name__)
 
-GENERATOR_VERSION = "8"
+GENERATOR_VERSION = "9"  # 9: batched C (vectors over samples), native libraries per processor
 
 #: seconds a process waits for another one deriving the same entry (``$ROBID_CACHE_LOCK_TIMEOUT``)
 LOCK_TIMEOUT_S = 600.0
@@ -275,7 +280,7 @@ def write_entry(key: str, files: dict[str, str], c_source: str | None = None) ->
             if name != "meta.json":
                 (tmp / name).write_text(text)
         if c_source is not None:
-            from robid.symbolic.ccode import compile_shared
+            from robid.symbolic.cbuild import compile_shared
 
             compile_shared(c_source, tmp)
         meta = json.loads(files.get("meta.json", "{}"))
@@ -287,6 +292,33 @@ def write_entry(key: str, files: dict[str, str], c_source: str | None = None) ->
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final
+
+
+def native_library(folder: Path, key: str) -> Path | None:
+    """This processor's library of the valid entry ``folder`` (key ``key``), built on first use; None when native
+    libraries are off or impossible here (no compiler, no processor identity, a read-only cache, a failed build):
+    the portable ``model_c.so`` then serves. A library that does not match its record is reported and built
+    again."""
+    from robid.symbolic import cbuild
+
+    name = cbuild.native_stem()
+    if name is None or not (folder / "model_c.c").exists():
+        return None
+    so, problem = cbuild.checked_native(folder)
+    if so is not None:
+        return so
+    try:
+        with entry_lock(f"{key}-{name}"):
+            so, problem = cbuild.checked_native(folder)  # built meanwhile by a process that held the lock
+            if so is not None:
+                return so
+            if problem is not None:
+                _log.warning(f"{folder}: native library {problem}: building it again")
+            with progress.stage(f"compiling the C regressors for this processor ({name})", _log):
+                return cbuild.build_native(folder)
+    except (OSError, RobidInputError) as e:  # a read-only or full cache, a lock not obtained in time
+        _log.info(f"{folder}: no native library ({e}); the portable one serves")
+        return None
 
 
 def _install(tmp: Path, final: Path) -> None:

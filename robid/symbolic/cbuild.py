@@ -1,0 +1,181 @@
+"""Compiling the generated C (robid.symbolic.ccode) into shared libraries: the portable library of a cache entry
+and the libraries built for one processor (``-march=native``).
+
+No sympy here: a process that finds its cache entry loads (and, on a new processor, builds) the library without
+the symbolic stack.
+
+- **Portable** (``model_c.so``, part of the entry and of its content hashes): ``-O3 -fno-math-errno``, the
+  compiler's default target, so it runs on every processor of the architecture.
+- **Native** (``model_c-native-<cpu>.so``): ``-march=native`` adds the processor's vector units (AVX2 and FMA, or
+  AVX-512, where the batched functions use them). ``<cpu>`` is a hash of :func:`cpu_identity` (the compiler and
+  its version, the architecture, the processor's model and every feature flag of ``/proc/cpuinfo``), so a shared
+  cache never hands a library to a processor it was not built for: another processor finds no library under its
+  own name and builds one. Each native library has a record ``model_c-native-<cpu>.json`` (its sha256 and the
+  identity it was built for) written after it; a library whose hash does not match its record is not loaded.
+  ``ROBID_NATIVE=0`` turns native libraries off (the portable one serves).
+
+Every build is IEEE arithmetic: no ``-ffast-math`` (``-fno-math-errno`` only lets sqrt vectorise). When the
+batched source does not compile (a compiler without vector extensions), it is built in its scalar form
+(``-DROBID_SCALAR_ONLY``); when nothing compiles there is no library and the numpy code serves.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+#: flags of every build: IEEE arithmetic (no fast-math); errno not set by sqrt, so that sqrt vectorises
+COMMON_FLAGS = ("-O3", "-fno-math-errno", "-fPIC", "-shared")
+#: the library of a cache entry: the compiler's default target, any processor of the architecture
+PORTABLE_FLAGS = COMMON_FLAGS
+#: a library for this processor only (named by :func:`cpu_key`)
+NATIVE_FLAGS = (*COMMON_FLAGS, "-march=native")
+_CPU_FIELDS = ("vendor_id", "cpu family", "model", "model name", "flags", "Features", "CPU implementer", "CPU part")
+
+
+def compiler() -> str | None:
+    for cc in ("cc", "gcc", "clang"):
+        path = shutil.which(cc)
+        if path:
+            return path
+    return None
+
+
+def build(c_path: Path, so_path: Path, flags) -> bool:
+    """Compile ``c_path`` into ``so_path`` with ``flags``; False (and no file) when no compiler works. A source the
+    compiler refuses is tried once more in its scalar form (``-DROBID_SCALAR_ONLY``)."""
+    cc = compiler()
+    if cc is None:
+        return False
+    for extra in ((), ("-DROBID_SCALAR_ONLY",)):
+        try:
+            subprocess.run(
+                [cc, *flags, *extra, "-o", str(so_path), str(c_path), "-lm"],
+                check=True,
+                capture_output=True,
+                timeout=900,
+            )
+            return True
+        except (OSError, subprocess.SubprocessError):
+            so_path.unlink(missing_ok=True)
+    return False
+
+
+def compile_shared(source: str, folder: Path, stem: str = "model_c") -> Path | None:
+    """Write ``folder/<stem>.c``, compile the portable ``folder/<stem>.so`` and, in parallel, this processor's
+    native library (:func:`build_native`); the portable library's path, None (and no library) when no compiler
+    works."""
+    c_path = folder / f"{stem}.c"
+    so_path = folder / f"{stem}.so"
+    c_path.write_text("#include <math.h>\n\n" + source)
+    native = threading.Thread(target=build_native, args=(folder, stem), name="robid-native-build", daemon=True)
+    native.start()  # the compiler runs in its own process: the two builds overlap on two cores
+    try:
+        ok = build(c_path, so_path, PORTABLE_FLAGS)
+    finally:
+        native.join()
+    return so_path if ok else None
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_identity() -> str | None:
+    """What a ``-march=native`` library depends on (:func:`identity_from` of this machine). None where it cannot be
+    read: no native build."""
+    cc = compiler()
+    if cc is None:
+        return None
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        version = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return identity_from(text, cc, version, platform.machine())
+
+
+def identity_from(cpuinfo: str, cc: str, version: str, machine: str) -> str | None:
+    """Canonical JSON of the compiler (path, first line of ``--version``), the architecture, and the processor's
+    vendor, family, model and sorted feature flags from ``/proc/cpuinfo`` text (x86 ``flags``, Arm ``Features``);
+    None without feature flags."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key in _CPU_FIELDS and key not in fields:  # the first processor's (all are alike on one machine)
+            fields[key] = " ".join(sorted(value.split())) if key in ("flags", "Features") else value.strip()
+    if not (fields.get("flags") or fields.get("Features")):
+        return None
+    head = version.splitlines()[0] if version else ""
+    return json.dumps({"compiler": cc, "version": head, "machine": machine, **fields}, sort_keys=True)
+
+
+def cpu_key() -> str | None:
+    """16 hex digits of the sha256 of :func:`cpu_identity`; None: no native library on this machine."""
+    identity = cpu_identity()
+    return hashlib.sha256(identity.encode()).hexdigest()[:16] if identity else None
+
+
+def native_stem(stem: str = "model_c") -> str | None:
+    """``<stem>-native-<cpu key>``, or None when native libraries are off (``ROBID_NATIVE=0``) or impossible."""
+    if os.environ.get("ROBID_NATIVE", "").strip().lower() in ("0", "no", "false", "off"):
+        return None
+    key = cpu_key()
+    return f"{stem}-native-{key}" if key else None
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def checked_native(folder: Path, stem: str = "model_c") -> tuple[Path | None, str | None]:
+    """``(library, None)`` when this processor's library exists and matches its record; ``(None, None)`` when there
+    is none; ``(None, what)`` when it is corrupt."""
+    name = native_stem(stem)
+    if name is None:
+        return None, None
+    so, record = folder / f"{name}.so", folder / f"{name}.json"
+    if not record.exists():
+        return None, None  # not built yet, or its build is not finished (the record is written last)
+    try:
+        meta = json.loads(record.read_text())
+        ok = isinstance(meta, dict) and meta.get("sha256") == sha256(so)
+    except FileNotFoundError:
+        return None, f"{so.name} missing"
+    except (OSError, ValueError) as e:
+        return None, f"{record.name} unreadable ({e})"
+    return (so, None) if ok else (None, f"{so.name} does not match the hash in {record.name}")
+
+
+def build_native(folder: Path, stem: str = "model_c") -> Path | None:
+    """Compile ``folder/<stem>.c`` for this processor into ``folder/<native stem>.so`` and write its record
+    ``<native stem>.json``; both go under temporary names first and are renamed into place, the record last.
+    None when native libraries are off or the build fails (the portable library then serves)."""
+    name = native_stem(stem)
+    if name is None:
+        return None
+    tag = f"{os.getpid()}-{threading.get_ident()}-{time.time_ns()}"
+    tmp_so, tmp_record = folder / f".{name}-{tag}.so", folder / f".{name}-{tag}.json"
+    try:
+        if not build(folder / f"{stem}.c", tmp_so, NATIVE_FLAGS):
+            return None
+        record = {"sha256": sha256(tmp_so), "flags": list(NATIVE_FLAGS), "cpu": json.loads(cpu_identity())}
+        tmp_record.write_text(json.dumps(record, indent=1))
+        os.replace(tmp_so, folder / f"{name}.so")
+        os.replace(tmp_record, folder / f"{name}.json")
+    except OSError:
+        return None
+    finally:
+        tmp_so.unlink(missing_ok=True)
+        tmp_record.unlink(missing_ok=True)
+    return folder / f"{name}.so"

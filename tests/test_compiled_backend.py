@@ -1,0 +1,248 @@
+"""The compiled backend (robid.symbolic.ccode, cbuild; robid.dynamics.compiled).
+
+Every built-in robot, every program the C library provides (standard and base regressor): the batched library
+built for this processor, the portable library of the cache entry and the plain per-sample C loop compiled from
+the same file (``-DROBID_SCALAR_ONLY``) agree with the generated numpy code to rounding. The numpy code evaluates
+sin/cos with libm and the program with numpy's arithmetic; the batched library with its own vector sin/cos and
+vector arithmetic (and FMA contraction where the processor has it), so the comparison is between independent
+evaluations of the same equations (the numpy code itself is checked against a Lagrangian oracle in
+test_symbolic_core.py). States include the blocks' tail (n not a multiple of the vector width), outputs large
+enough for the non-temporal stores, angles beyond the vector sin/cos range (libm lanes) and reused buffers full
+of NaN (every entry is written).
+
+The native library is keyed by the processor: another processor's library is never loaded, a library that
+does not match its record is built again, ``ROBID_NATIVE=0`` and ``ROBID_BACKEND=portable`` select the portable
+one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import robid
+from robid.dynamics.compiled import CRegressors
+from robid.symbolic import cbuild
+
+ROBOTS = sorted(p.stem for p in (Path(robid.__file__).parent / "model" / "robots").glob("*.yaml"))
+PROGRAMS = ("regressor", "base_regressor")
+STREAM_BYTES = 4 << 20  # ROBID_STREAM_BYTES of the generated prelude
+
+needs_cc = pytest.mark.skipif(cbuild.compiler() is None, reason="no C compiler: the numpy backend is used")
+
+
+def _states(n: int, dof: int, seed: int, far: bool = False):
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(-math.pi, math.pi, (n, dof))
+    qd = rng.uniform(-3.0, 3.0, (n, dof))
+    qdd = rng.uniform(-10.0, 10.0, (n, dof))
+    qd[rng.random((n, dof)) < 0.05] = 0.0  # sign(0) = 0 in every backend
+    if far:  # some angles where the vector sin/cos hands over to libm (|q| > 1e5), and multiples of pi/2
+        q[::3, 0] += 2e5 * math.pi
+        q[1::7, -1] = math.pi / 2 * rng.integers(-8, 8, q[1::7, -1].shape)
+    return q, qd, qdd
+
+
+def _numpy(robot, program: str):
+    return getattr(robot._module, program)
+
+
+def _close(actual, expected):
+    """Rounding: the entries are sums of products of O(1..100) magnitudes; 1e-13 relative to the entry, 1e-12
+    absolute (a cancelling sum)."""
+    np.testing.assert_allclose(actual, expected, rtol=1e-13, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def built_in():
+    """name -> loaded robot (derived once into the test run's cache)."""
+    return {}
+
+
+def _robot(built_in, name):
+    if name not in built_in:
+        r = robid.load_robot(name)
+        r.base_parameters()
+        built_in[name] = r
+    return built_in[name]
+
+
+def _scalar_library(folder: Path, tmp_path: Path) -> Path:
+    so = tmp_path / "scalar.so"
+    cc = cbuild.compiler()
+    subprocess.run(
+        [cc, *cbuild.PORTABLE_FLAGS, "-DROBID_SCALAR_ONLY", "-o", str(so), str(folder / "model_c.c"), "-lm"],
+        check=True,
+        capture_output=True,
+    )
+    return so
+
+
+@needs_cc
+@pytest.mark.parametrize("name", ROBOTS)
+def test_every_compiled_form_agrees_with_the_numpy_code(built_in, name, tmp_path):
+    robot = _robot(built_in, name)
+    assert robot._c is not None, "a C compiler is present but the robot has no compiled backend"
+    folder = robot._c.path.parent
+    source = (folder / "model_c.c").read_text()
+    for program in PROGRAMS:  # the batched form exists for every program (no silent scalar fallback)
+        assert f"static void {program}_block(" in source
+    assert robot._c.native == (cbuild.native_stem() is not None)
+    dof, widths = robot.dof, (len(robot.parameter_names), len(robot.base_parameters().names))
+    libraries = {
+        "loaded": robot._c,
+        "portable": CRegressors(folder / "model_c.so", dof, *widths),
+        "scalar": CRegressors(_scalar_library(folder, tmp_path), dof, *widths),
+    }
+    stream_n = STREAM_BYTES // (8 * dof * min(widths)) + 3  # the smaller program also streams
+    for n, far in ((1, False), (7, True), (37, True), (stream_n, True)):
+        states = _states(n, dof, seed=n, far=far)
+        for program, width in zip(PROGRAMS, widths, strict=True):
+            expected = _numpy(robot, program)(*states)
+            for label, lib in libraries.items():
+                out = np.full((n, dof, width), np.nan)
+                got = lib.evaluate(program, *states, out=out)
+                assert got is out
+                try:
+                    _close(got, expected)
+                except AssertionError as e:
+                    raise AssertionError(f"{name} {program} {label} n={n}: {e}") from None
+
+
+@needs_cc
+def test_the_public_regressors_use_the_library(built_in):
+    robot = _robot(built_in, "puma560")
+    q, qd, qdd = _states(10, robot.dof, seed=3)
+    _close(robot.regressor(q, qd, qdd), robot._module.regressor(q, qd, qdd))
+    base = robot.base_parameters()
+    _close(base.regressor(q, qd, qdd), robot._module.base_regressor(q, qd, qdd))
+    single = base.regressor(q[:1], qd[:1], qdd[:1])
+    assert single.shape == (1, robot.dof, len(base.names))
+
+
+def test_the_processor_identity_covers_every_feature_flag():
+    info = "vendor_id : AuthenticAMD\ncpu family : 25\nmodel : 1\nmodel name : EPYC\nflags : sse2 avx2 fma avx\n"
+    a = cbuild.identity_from(info, "/usr/bin/cc", "cc 12.2\nmore", "x86_64")
+    assert a == cbuild.identity_from(info.replace("avx2 fma", "fma avx2"), "/usr/bin/cc", "cc 12.2", "x86_64")
+    assert a != cbuild.identity_from(info.replace(" avx2", ""), "/usr/bin/cc", "cc 12.2", "x86_64")
+    assert a != cbuild.identity_from(info, "/usr/bin/cc", "cc 13.1", "x86_64")
+    assert a != cbuild.identity_from(info.replace("model : 1", "model : 17"), "/usr/bin/cc", "cc 12.2", "x86_64")
+    assert cbuild.identity_from("processor : 0\n", "/usr/bin/cc", "cc", "x86_64") is None  # no flags: no native
+
+
+@pytest.fixture
+def private_entry(built_in, tmp_path, monkeypatch):
+    """A copy of a small robot's cache entry in a cache of its own."""
+    robot = _robot(built_in, "do_2r_elastic")
+    if robot._c is None:
+        pytest.skip("no C compiler")
+    folder = robot._c.path.parent
+    cache = tmp_path / "cache"
+    shutil.copytree(folder, cache / folder.name)
+    monkeypatch.setenv("ROBID_CACHE_DIR", str(cache))
+    return cache / folder.name
+
+
+def _fresh_load(name="do_2r_elastic"):
+    r = robid.load_robot(name)
+    r.base_parameters()
+    q, qd, qdd = _states(9, r.dof, seed=5)
+    _close(r.regressor(q, qd, qdd), r._module.regressor(q, qd, qdd))
+    return r
+
+
+@needs_cc
+def test_another_processors_library_is_never_loaded(private_entry, monkeypatch):
+    if cbuild.native_stem() is None:
+        pytest.skip("no native build on this machine")
+    own = cbuild.native_stem()
+    monkeypatch.setattr(cbuild, "cpu_key", lambda: "0123456789abcdef")  # as seen from another processor
+    r = _fresh_load()
+    assert r._c.native and r._c.path.name == "model_c-native-0123456789abcdef.so"
+    assert (private_entry / f"{own}.so").exists()  # the first processor's library is left alone
+    assert cbuild.checked_native(private_entry)[0] == r._c.path
+
+
+@needs_cc
+def test_a_native_library_that_does_not_match_its_record_is_built_again(private_entry, monkeypatch, caplog):
+    """A library built on first use (not among the entry's hashed files) is checked against its own record; the
+    one built with the entry is also in meta.json, so that its corruption makes the entry corrupt
+    (test_cache_safety.py)."""
+    if cbuild.native_stem() is None:
+        pytest.skip("no native build on this machine")
+    monkeypatch.setattr(cbuild, "cpu_key", lambda: "fedcba9876543210")
+    name = cbuild.native_stem()
+    _fresh_load()  # builds it
+    so = private_entry / f"{name}.so"
+    data = bytearray(so.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (private_entry / "changed").write_bytes(bytes(data))
+    (private_entry / "changed").replace(so)  # a new file: the library loaded in this process stays mapped intact
+    assert cbuild.checked_native(private_entry)[1] == f"{name}.so does not match the hash in {name}.json"
+    r = _fresh_load()
+    assert f"native library {name}.so does not match the hash in {name}.json: building it again" in caplog.text
+    assert r._c.native and cbuild.checked_native(private_entry)[0] == r._c.path
+
+
+@needs_cc
+@pytest.mark.parametrize("env", [("ROBID_NATIVE", "0"), ("ROBID_BACKEND", "portable")])
+def test_the_portable_library_on_request(private_entry, monkeypatch, env):
+    monkeypatch.setenv(*env)
+    r = _fresh_load()
+    assert not r._c.native and r._c.path.name == "model_c.so"
+
+
+@needs_cc
+def test_the_numpy_code_on_request(private_entry, monkeypatch):
+    monkeypatch.setenv("ROBID_BACKEND", "numpy")
+    assert _fresh_load()._c is None
+
+
+def test_vector_sine_and_cosine_are_within_an_ulp(tmp_path):
+    """The prelude's robid_vsincos against mpmath (120-bit) on |x| < 7 and next to multiples of pi/2: at most 1 ulp
+    (fdlibm's kernels), libm beyond 1e5, NaN for non-finite angles."""
+    if cbuild.compiler() is None:
+        pytest.skip("no C compiler")
+    mpmath = pytest.importorskip("mpmath")
+    from robid.symbolic.ccode import _PRELUDE
+
+    src = tmp_path / "sc.c"
+    src.write_text(
+        _PRELUDE
+        + "void sc(const double *x, long n, double *s, double *c) {\n"
+        + "    for (long k = 0; k + ROBID_W <= n; k += ROBID_W) {\n"
+        + "        robid_sc r = robid_vsincos(robid_load(x + k, 1, 0));\n"
+        + "        for (int l = 0; l < ROBID_W; ++l) { s[k + l] = r.s[l]; c[k + l] = r.c[l]; }\n"
+        + "    }\n}\n"
+    )
+    rng = np.random.default_rng(0)
+    near = np.arange(-40, 41) * (math.pi / 2)
+    x = np.concatenate([rng.uniform(-7, 7, 4000), near, np.nextafter(near, np.inf), rng.uniform(-1e-8, 1e-8, 40)])
+    special = np.array([0.0, -0.0, 2e5, -3e7, np.inf, -np.inf, np.nan, 5e-324])
+    for flags in (cbuild.PORTABLE_FLAGS, cbuild.NATIVE_FLAGS):
+        so = tmp_path / "sc.so"
+        subprocess.run([cbuild.compiler(), *flags, "-o", str(so), str(src), "-lm"], check=True, capture_output=True)
+        lib = ctypes.CDLL(str(so))
+        ptr = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
+        lib.sc.argtypes = [ptr, ctypes.c_long, ptr, ptr]
+        xs = np.concatenate([x, special])
+        xs = np.concatenate([xs, np.zeros(-len(xs) % 8)])
+        s, c = np.empty_like(xs), np.empty_like(xs)
+        lib.sc(xs, len(xs), s, c)
+        mpmath.mp.prec = 120
+        for k in range(len(x)):
+            ref_s, ref_c = float(mpmath.sin(mpmath.mpf(x[k]))), float(mpmath.cos(mpmath.mpf(x[k])))
+            assert abs(s[k] - ref_s) <= np.spacing(abs(ref_s)), (flags, x[k], s[k], ref_s)
+            assert abs(c[k] - ref_c) <= np.spacing(abs(ref_c)), (flags, x[k], c[k], ref_c)
+        tail = slice(len(x), len(x) + len(special))
+        finite = np.isfinite(special)
+        np.testing.assert_array_equal(s[tail][finite], np.sin(special[finite]))  # libm lanes, and exact 0 / tiny
+        np.testing.assert_array_equal(c[tail][finite], np.cos(special[finite]))
+        assert np.isnan(s[tail][~finite]).all() and np.isnan(c[tail][~finite]).all()
+        so.unlink()
