@@ -3,7 +3,7 @@
 The built-in campaign file is used as it is, without the report step; the assertions are the demo's own
 promises: validation NRMSE per joint below 3 %, every identified base parameter within about 3 reported
 standard deviations of the virtual robot's truth (the rms of |estimate - truth| / std below 1.3), and the
-stiffness of the elastic axes 1-3 within 0.1 % (and 3 std) of the truth with its damping, printed by
+stiffness of the elastic axes 1-3 within 0.3 % (and 3 std) of the truth with its damping, printed by
 ``robid demo`` beside the truth.
 """
 
@@ -29,15 +29,15 @@ def test_shortened_demo_meets_its_promises(tmp_path):
     z = {p.name: (p.value - t) / p.std for p, t in zip(record.base_parameters, truth, strict=True)}
     print("largest |estimate - truth| / std:", max(abs(v) for v in z.values()))
     # 67 parameters: with honest std the largest of 67 |z| passes 3.0 in 17 % of runs and 3.5 in 3 %; measured
-    # 2026-11-27 on the demo's run with two designs: largest 2.8 (f0_A5) and 3.0 (Ixx_A3), rms 1.15 and 1.04 (eiv;
-    # WLS's independent-row std put Ixx_A3 at 5.5 and the rms at 1.64)
+    # 2026-11-27 on the demo's run with three designs: largest 3.0 (Ixx_A3), 2.8 (f0_A5), 2.95 (k_A2), rms 1.04,
+    # 1.19, 1.23 (eiv; WLS's independent-row std put the largest at 5.5 and 4.8, the rms at 1.64 and 1.88)
     assert all(abs(v) <= 3.5 for v in z.values()), {k: round(v, 1) for k, v in z.items() if abs(v) > 3.5}
     assert np.sqrt(np.mean(np.square(list(z.values())))) < 1.3
     # issue 12: the elastic axes' springs, identified in the elastic layout
     assert record.motor_joints == ("A1", "A2", "A3") and record.method == "eiv"
     springs = {"k_A1": 4.5778e6, "k_A2": 7.5189e6, "k_A3": 4.0999e6}
     for name, true in springs.items():
-        assert abs(record.value(name) / true - 1) < 1e-3, (name, record.value(name))
+        assert abs(record.value(name) / true - 1) < 3e-3, (name, record.value(name))  # std 0.02-0.06 %
         assert abs(z[name]) <= 3.0
     for joint in ("A1", "A2", "A3"):  # the damping is identified too (with a wide std: 12-47 %)
         d = record.parameter(f"d_{joint}")
