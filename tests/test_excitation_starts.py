@@ -1,11 +1,11 @@
-"""Starting points: a Latin hypercube screened on a coarse grid, deterministic for a seed."""
+"""Starting points: random search, optionally screened on a coarse grid, deterministic for a seed."""
 
 import numpy as np
 
 from robid.excitation.constraints import JointLimitSet
 from robid.excitation.optimiser import DesignProblem, _Evaluator, initial_points
 from robid.excitation.planar2r import Planar2R
-from robid.excitation.starts import latin_hypercube, screened_starts
+from robid.excitation.starts import screened_starts
 
 REG = Planar2R().base_parameters().regressor
 LIMITS = JointLimitSet.create(2, [(-2.5, 2.5), (-2.0, 2.0)], [1.5, 2.0], [3.0, 4.0])
@@ -15,13 +15,6 @@ def _problem(**kw):
     base = dict(period=6.0, harmonics=5, center=[0.2, 0.4], limits=LIMITS, grid_points=120, starts=3, seed=3)
     base.update(kw)
     return DesignProblem(**base)
-
-
-def test_latin_hypercube_hits_every_stratum_once():
-    u = latin_hypercube(np.random.default_rng(0), 16, 5)
-    assert u.shape == (16, 5) and np.all((u >= 0) & (u < 1))
-    for column in u.T:
-        assert sorted(np.floor(column * 16).astype(int)) == list(range(16))
 
 
 def test_starting_points_are_deterministic_for_a_seed():

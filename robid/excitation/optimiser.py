@@ -5,11 +5,12 @@ orthonormal basis N of the rest-to-rest subspace (X_j = N z_j), so the boundary 
 every iterate. Constraints: :class:`~robid.excitation.grid_constraints.GridConstraints` on
 ``constraint_points`` samples of one period (16 per harmonic by default: joint limits with their inter-sample
 bound, Cartesian points, torques), against the limits shrunk by the safety margin. Objective: log cond (default
-``cond_both``: log kappa(W D^-1) + raw_weight log kappa(W)) or -logdet of the base regressor on ``grid_points``
-samples, with the analytic gradient of :func:`~robid.excitation.criteria.objective_and_gradient` chained through
-:func:`~robid.excitation.channels.channel_derivatives` (5 dof + 1 regressor evaluations per gradient).
+``cond``: log kappa(W D^-1); ``cond_both`` adds raw_weight log kappa(W)) or -logdet of the base regressor on
+``grid_points`` samples, with the analytic gradient of :func:`~robid.excitation.criteria.objective_and_gradient`
+chained through :func:`~robid.excitation.channels.channel_derivatives` (5 dof + 1 regressor evaluations per
+gradient).
 
-Multi-start: the starting points are Latin hypercube samples (optionally the best ``starts`` of ``starts *
+Multi-start: the starting points are random normal directions (optionally the best ``starts`` of ``starts *
 screening`` candidates ranked on a coarse grid, :mod:`robid.excitation.starts`), each scaled to 80 % of its
 largest feasible amplitude;
 SLSQP (scipy) runs from each, keeps its best iterate near the limits and stops after ``patience`` iterations
@@ -84,7 +85,7 @@ class DesignProblem:
     limits: JointLimitSet
     margin: float = 0.05
     rest_order: int | None = 4
-    criterion: str = "cond_both"
+    criterion: str = "cond"
     raw_weight: float = 1.0  # weight of log cond_raw in the cond_both criterion
     grid_points: int = 250
     seed: int = 0
@@ -276,9 +277,9 @@ class StartOutcome:
 
 
 def initial_points(problem: DesignProblem, ev: _Evaluator) -> list[np.ndarray]:
-    """The feasible starting points of all starts (:func:`robid.excitation.starts.screened_starts`: a Latin
-    hypercube of ``starts * screening`` candidates from ``default_rng(seed)``, the best ``starts`` on a coarse
-    grid), best first, as flat z vectors."""
+    """The feasible starting points of all starts (:func:`robid.excitation.starts.screened_starts`: ``starts *
+    screening`` random candidates from ``default_rng(seed)``, the best ``starts`` on a coarse grid when
+    screening > 1), as flat z vectors."""
     rng = np.random.default_rng(problem.seed)
     points, _ = screened_starts(
         rng,

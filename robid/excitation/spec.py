@@ -37,7 +37,7 @@ class DesignSpec:
     center: list[float] | None = None  # None: middle of the position range
     rest_to_rest: bool = True
     rest_order: int = 4
-    criterion: str = "cond_both"
+    criterion: str = "cond"
     limits: dict[str, Any] = field(default_factory=dict)  # quantity -> list per joint (SI), as written
     seed: int = 0
     margin: float = 0.05
@@ -83,7 +83,7 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
             f"{where}: harmonics: rest_to_rest of order {rest_order} needs at least "
             f"{minimum_harmonics(rest_order)} harmonics, got {harmonics}"
         )
-    criterion = data.get("criterion", "cond_both")
+    criterion = data.get("criterion", "cond")
     if criterion not in CRITERIA:
         raise RobidInputError(f"{where}: criterion: expected one of {', '.join(CRITERIA)}, got {criterion!r}")
     center = data.get("center")

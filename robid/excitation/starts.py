@@ -1,9 +1,8 @@
-"""Starting points of the multi-start design: a Latin hypercube of coefficient directions screened on a coarse grid.
+"""Starting points of the multi-start design: random search over coefficient directions, optionally screened on a
+coarse grid.
 
-Each candidate is a direction in the coefficient space (dof, 2H): a Latin hypercube sample of the unit cube
-(McKay, Beckman, Conover, Technometrics 21(2), 1979: every coordinate's n strata each hit once), mapped to
-standard normal values through the inverse normal distribution function, harmonic l scaled by 1/l (a
-position amplitude a_l/(l w) of similar size for every harmonic), then projected orthogonally onto the
+Each candidate is a direction in the coefficient space (dof, 2H): standard normal values, harmonic l scaled by
+1/l (a position amplitude a_l/(l w) of similar size for every harmonic), projected orthogonally onto the
 rest-to-rest subspace. It is scaled to ``fill`` (80 %) of the largest amplitude that keeps every certified
 limit row >= 0 (bisection: the joint rows are homogeneous of degree one in the amplitude, apart from the
 centre offset of the position rows). The candidates are ranked by the criterion on a coarse grid of
@@ -19,23 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import scipy.special
-
-
-def latin_hypercube(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
-    """n points of [0, 1)^dim, one in each of the n strata of every coordinate (random permutation per
-    coordinate, uniform position inside the stratum)."""
-    strata = np.stack([rng.permutation(n) for _ in range(dim)], axis=1)
-    return (strata + rng.random((n, dim))) / n
 
 
 def candidate_directions(rng: np.random.Generator, n: int, dof: int, harmonics: int) -> np.ndarray:
-    """(n, dof, 2H) normal coefficient directions from a Latin hypercube, harmonic l scaled by 1/l."""
-    u = latin_hypercube(rng, n, dof * 2 * harmonics)
-    u = np.clip(u, 1e-12, 1.0 - 1e-12)
-    x = np.sqrt(2.0) * scipy.special.erfinv(2.0 * u - 1.0)  # inverse standard normal CDF
+    """(n, dof, 2H) standard normal coefficient directions drawn in order, harmonic l scaled by 1/l."""
     ls = np.arange(1, harmonics + 1, dtype=float)
-    return x.reshape(n, dof, 2 * harmonics) / np.concatenate([ls, ls])
+    scale = np.concatenate([ls, ls])
+    return np.stack([rng.standard_normal((dof, 2 * harmonics)) / scale for _ in range(n)])
 
 
 def largest_feasible_scale(

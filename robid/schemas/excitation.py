@@ -54,9 +54,9 @@ SPEC = mapping(
     Field("rest_to_rest", "boolean", "Start and end each period at rest; false: a plain periodic series.",
           default=True),
     Field("rest_order", "integer", "m: the motion is C^m at start and end.", minimum=2, default=4),
-    Field("criterion", "string", "Optimisation criterion (docs/excitation.md); the default cond_both minimises "
-          "the column-scaled and the raw condition numbers together.",
-          enum=("cond", "logdet", "cond_raw", "cond_both"), default="cond_both"),
+    Field("criterion", "string", "Optimisation criterion (docs/excitation.md); cond_both minimises the "
+          "column-scaled and the raw condition numbers together.",
+          enum=("cond", "logdet", "cond_raw", "cond_both"), default="cond"),
     Field("raw_weight", "number", "cond_both only: weight of log cond_raw against log cond, > 0.",
           exclusive_minimum=0, default=1.0),
     LIMITS,
