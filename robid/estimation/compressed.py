@@ -86,15 +86,19 @@ class StreamingQR:
             self.add_rows(j, np.arange(self.nb), W[:, j, :], tau[:, j])
         self.count_samples(W.shape[0])
 
-    def add_rows(self, joint: int, columns: np.ndarray, X: np.ndarray, y: np.ndarray) -> None:
+    def add_rows(self, joint: int, columns: np.ndarray, X: np.ndarray, y: np.ndarray, first: int | None = None
+                 ) -> None:
         """Append rows of one joint given compactly: ``X`` (n, len(columns)) holds its regressor columns
         ``columns`` (the others zero on these rows), ``y`` (n,) its torque; :meth:`count_samples` then counts the
-        samples once for all joints (:meth:`add` does both)."""
+        samples once for all joints (:meth:`add` does both). ``first``: the sample number of the first row, for
+        messages (default: the samples counted so far). Different joints may be appended from different threads
+        (each joint's state is its own)."""
         nb = self.nb
         columns = np.asarray(columns, dtype=int)
         if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
             bad = int(np.flatnonzero(~(np.all(np.isfinite(X), axis=1) & np.isfinite(y)))[0])
-            raise RobidInputError(f"regressor or torque: non-finite value at sample {self._samples + bad}, "
+            at = (self._samples if first is None else first) + bad
+            raise RobidInputError(f"regressor or torque: non-finite value at sample {at}, "
                                   f"joint {joint + 1}")
         nonzero = X != 0
         excited = np.zeros(nb + 1, dtype=bool)
@@ -119,6 +123,11 @@ class StreamingQR:
             stacked[k:, k - 1] = y if m == y.shape[0] else y[used]
         r[np.ix_(cols, cols)] = _square(np.linalg.qr(stacked, mode="r"), k)
         self._active[joint] = active
+
+    @property
+    def samples(self) -> int:
+        """The samples counted so far."""
+        return self._samples
 
     def count_samples(self, n: int) -> None:
         """Count ``n`` samples added by :meth:`add_rows`."""

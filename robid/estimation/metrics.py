@@ -113,7 +113,8 @@ def prediction_std(W: np.ndarray, covariance: np.ndarray, chunk: int = 4096) -> 
     out = np.empty(W.shape[:2])
     for start in range(0, W.shape[0], chunk):
         block = np.asarray(W[start : start + chunk], dtype=float)
-        std = np.sqrt(np.clip(np.sum((block @ cov) * block, axis=2), 0.0, None))
+        spread = (block.reshape(-1, block.shape[2]) @ cov).reshape(block.shape)  # one GEMM, not one per sample
+        std = np.sqrt(np.clip(np.sum(spread * block, axis=2), 0.0, None))
         if unknown.any():
             std[np.any(block[:, :, unknown] != 0.0, axis=2)] = np.inf
         out[start : start + chunk] = std
