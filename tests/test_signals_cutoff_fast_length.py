@@ -56,3 +56,19 @@ def test_long_record_cutoff_within_1_3_of_the_best_in_hindsight():
     chosen, best, ratio = hindsight_ratio(t, q, qdd, rate)
     print(f"\nchosen {chosen:.3g} Hz, best {best:.3g} Hz, acceleration error ratio {ratio:.3f}")
     assert ratio <= 1.3
+
+
+def test_long_windowed_amplitude_spectrum_on_the_fast_length():
+    """robid.signals.spectrum.amplitude_spectrum of a long non-periodic record: zero-padded to the fast length,
+    a sine centred on one of its bins keeps its amplitude (Hann coherent gain corrected by the record's samples)."""
+    from robid.signals.spectrum import amplitude_spectrum
+
+    n, rate = AWKWARD, 1000.0
+    size = cutoff.fft_length(n)
+    assert size != n
+    k = 3001
+    t = np.arange(n) / rate
+    x = 3.0 * np.sin(2 * np.pi * (k * rate / size) * t) + 0.5
+    f, a = amplitude_spectrum(x[:, None], rate, periodic=False)
+    assert f.size == size // 2 + 1 and np.isclose(f[k], k * rate / size)
+    assert int(np.argmax(a[1:, 0])) + 1 == k and np.isclose(a[k, 0], 3.0, rtol=2e-3)

@@ -9,16 +9,21 @@ def amplitude_spectrum(x: np.ndarray, sample_rate: float, periodic: bool) -> tup
     """Single-sided amplitude spectrum of the columns of ``x`` (N, k): ``2 |X_h| / N`` (DC: ``|X_0| / N``).
 
     A periodic record holding whole periods has no leakage and is transformed as it is; any other record is
-    multiplied by a Hann window (amplitudes corrected by its coherent gain 0.5)."""
+    multiplied by a Hann window (amplitudes corrected by its coherent gain 0.5), and a long one zero-padded to a
+    fast transform length (robid.signals.cutoff.fft_length: the same windowed spectrum on a grid a few per mille
+    finer, the amplitudes still those of the n windowed samples)."""
+    from robid.signals.cutoff import fft_length
+
     x = np.asarray(x, dtype=float)
-    n = x.shape[0]
+    n = size = x.shape[0]
     if periodic:
         spec = np.abs(np.fft.rfft(x, axis=0)) / n
     else:
         w = np.hanning(n)
-        spec = np.abs(np.fft.rfft((x - x.mean(axis=0)) * w[:, None], axis=0)) / (0.5 * n)
+        size = fft_length(n)
+        spec = np.abs(np.fft.rfft((x - x.mean(axis=0)) * w[:, None], n=size, axis=0)) / (0.5 * n)
     spec[1:] *= 2.0
-    freq = np.fft.rfftfreq(n, d=1.0 / sample_rate)
+    freq = np.fft.rfftfreq(size, d=1.0 / sample_rate)
     return freq, spec
 
 
