@@ -413,7 +413,9 @@ def _compact_rows(acc: StreamingQR, W: CompactRegressor, tau: np.ndarray) -> Non
     acc.count_samples(W.shape[0])
 
 
-#: threads of the streaming QR over joints (two cores are the machines robid is measured on); 1: no threads
+#: threads of the streaming QR over joints (two cores are the machines robid is measured on); 1: no threads. The
+#: noise model's filtered Gram matrices (_filtered_gram) stay one joint at a time: each holds its forward-filtered
+#: channels over the whole record (300 MB for 64 channels of 600 000 samples), two at once broke the 2 GB budget
 QR_WORKERS = min(2, os.cpu_count() or 1)
 
 

@@ -243,8 +243,8 @@ def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: fl
         grid = np.array([float(given)])
     else:
         grid = np.geomspace(lo, hi, max(int(PER_DECADE * np.log10(hi / lo)), 1) + 1)
-    warped = _warped(f, rate)
-    risks = np.array([_risk(warped, d2, w, s_hat, noise, fc, rate, order) for fc in grid])  # (G, C)
+    lifted = _warped(f, rate) ** (2 * order)
+    risks = np.array([_risk(lifted, d2, w, s_hat, noise, fc, rate, order) for fc in grid])  # (G, C)
     scale = np.where(moving, accel, np.inf) if moving.any() else np.ones_like(accel)
     k = int(np.argmin(np.sum(risks / scale[None, :], axis=1)))
     bound = "" if given is not None or lo >= hi else ("lower" if k == 0 else ("upper" if k == grid.size - 1 else ""))
@@ -270,7 +270,7 @@ def _white_equivalent(
 
 
 def _risk(
-    warped: np.ndarray,
+    lifted: np.ndarray,
     d2: np.ndarray,
     w: np.ndarray,
     s_hat: np.ndarray,
@@ -279,8 +279,9 @@ def _risk(
     rate: float,
     order: int,
 ) -> np.ndarray:
-    """R(fc) of equation (2) per channel (``warped``: tan(pi f / fs) of the bins, :func:`_warped`); the mean
-    over frequency as one product per term with the channels' spectra."""
-    passed = d2 * _response(warped, fc, rate, order)  # d^2 H
+    """R(fc) of equation (2) per channel (``lifted``: tan(pi f / fs)^(2 order) of the bins, :func:`_warped`,
+    raised once per spectrum: H = 1 / (1 + lifted / tan(pi fc / fs)^(2 order)) then costs one product per bin
+    and candidate, not a power); the mean over frequency as one product per term with the channels' spectra."""
+    passed = d2 / (1.0 + lifted * np.tan(np.pi * fc / rate) ** (-2 * order))  # d^2 H
     lost = (passed - w**2) ** 2 @ s_hat
-    return (lost + passed**2 @ noise) / warped.size
+    return (lost + passed**2 @ noise) / lifted.size

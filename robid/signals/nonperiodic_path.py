@@ -14,6 +14,7 @@ and its power gain, for the estimator's covariance (docs/estimation.md, "Correla
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -98,15 +99,24 @@ def streamed_parallel_filter(evaluate, states: list[np.ndarray], sos: np.ndarray
     """The parallel filter evaluated and filtered ``block`` recorded samples at a time (robid.signals.
     streamed_filter: the same numbers as on the whole record), kept compactly: ``(columns, rows)`` with ``rows``
     (processed samples, len(columns)) the filtered channels ``columns`` of ``evaluate`` at the processed samples
-    ``pick``; the channels not listed are zero on the whole record."""
+    ``pick``; the channels not listed are zero on the whole record. The next block is evaluated on a thread while
+    the current one is filtered (the compiled regressor and the filter run without the GIL); the blocks are the
+    same, in the same order."""
     n = states[0].shape[0]
     block = max(int(block), 4 * pad_length(sos))
-    starts = range(0, n, block)
+    windows = [slice(lo, min(n, lo + block)) for lo in range(0, n, block)]
+
+    def one(window: slice) -> np.ndarray:
+        return np.asarray(evaluate(*(x[window] for x in states), window), dtype=float)
 
     def blocks():
-        for lo in starts:
-            window = slice(lo, min(n, lo + block))
-            yield np.asarray(evaluate(*(x[window] for x in states), window), dtype=float)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="robid-regressor") as pool:
+            pending = pool.submit(one, windows[0])
+            for window in windows[1:]:
+                ready = pending.result()
+                pending = pool.submit(one, window)
+                yield ready
+            yield pending.result()
 
     chunks = blocks()
     first = next(chunks)
