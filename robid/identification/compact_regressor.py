@@ -82,10 +82,12 @@ class CompactRegressor:
 
         cov = np.asarray(covariance, dtype=float)
         out = np.zeros(self.shape[:2])
-        for row in range(self.shape[1]):
-            where, cols = self.row_columns(row)
-            if cols.size:
-                out[:, row] = prediction_std(self.data[:, where][:, None, :], cov[np.ix_(cols, cols)])[:, 0]
+        rows = [(row, where, cov[np.ix_(cols, cols)])
+                for row, (where, cols) in ((r, self.row_columns(r)) for r in range(self.shape[1])) if cols.size]
+        for lo in range(0, self.shape[0], BLOCK):  # a block of rows at a time: no copy of a row's whole channels
+            block = self.data[lo : lo + BLOCK]
+            for row, where, part in rows:
+                out[lo : lo + BLOCK, row] = prediction_std(block[:, where][:, None, :], part, chunk=BLOCK)[:, 0]
         return out
 
     def used_rows(self, tau: np.ndarray) -> np.ndarray:
