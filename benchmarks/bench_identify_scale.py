@@ -127,6 +127,12 @@ def main() -> None:
           f"load {os.getloadavg()[0]:.1f} (`benchmarks/bench_identify_scale.py`)\n")
     print("7-axis Franka Panda, 1 kHz, `robid identify --mode nonperiodic` from CSV to RESULT.json (nominal-model "
           "torques plus 1 % noise; target for 600 000 samples: <= 20 s, <= 2 GB)\n")
+    from robid.identification.datasets import QR_WORKERS
+    from robid.signals.streamed_filter import WORKERS
+
+    print(f"Threads: OPENBLAS_NUM_THREADS=1, OMP_NUM_THREADS=1 (BLAS and LAPACK on one thread); robid's own: "
+          f"{WORKERS} for the streamed filter's channel groups, {QR_WORKERS} for the joints' streaming QR, 1 "
+          "evaluating the next regressor block (results the same as on one thread)\n")
     print("| samples | CSV | identify wall time (CPU time) | peak RSS | max abs(identified - nominal) / std |")
     print("|---|---|---|---|---|")
     for n in sizes:
