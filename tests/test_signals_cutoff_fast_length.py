@@ -19,10 +19,9 @@ def test_short_records_keep_their_own_length_long_ones_get_a_fast_one():
     assert cutoff.fft_length(cutoff.FAST_PAD) == cutoff.FAST_PAD
     n = AWKWARD - 2
     size = cutoff.fft_length(n)
-    factors, m = [], size
+    m = size
     for p in (2, 3, 5, 7, 11):
         while m % p == 0:
-            factors.append(p)
             m //= p
     assert m == 1 and n <= size < 1.01 * n
 

@@ -15,7 +15,6 @@ never filtered and gives zeros.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -129,6 +128,14 @@ MIN_CHANNELS = 8
 MIN_THREADED = 1 << 16
 
 
-@functools.lru_cache(maxsize=1)
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
 def _pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="robid-filter")
+    """The filter's thread pool of this process (a forked child gets its own: the parent's threads are not
+    there)."""
+    pid = os.getpid()
+    if pid not in _POOLS:
+        _POOLS.clear()
+        _POOLS[pid] = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="robid-filter")
+    return _POOLS[pid]
