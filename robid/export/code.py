@@ -1,10 +1,11 @@
 """Standalone feed-forward source of an identified model: inverse dynamics with the identified values folded in,
 and the base regressor, as one numpy module or one C file.
 
-The symbolic stage derives the torques once more with the exported standard values substituted as exact
-rationals of their doubles (the setting of El-Rayyes 1990, Tables 4.2/4.3: geometry and mass data numeric,
-constants folded), then common subexpressions are eliminated over the torques and the base regressor together
-(:func:`robid.symbolic.codegen.optimise`). The sources need nothing but numpy (Python) or libm (C):
+The symbolic stage derives the torques once more with the exported values folded in as exact rationals of their
+doubles (the setting of El-Rayyes 1990, Tables 4.2/4.3: geometry and mass data numeric, constants folded): the
+customised Newton-Euler program of :func:`robid.symbolic.derive.folded_program` (base-parameter form, zero terms
+pruned, CLEAR-like passes; the program `robid model --ops` counts), beside the base regressor's columns from
+their own CSE. The sources need nothing but numpy (Python) or libm (C):
 
 * Python: ``inverse_dynamics(q, qd, qdd) -> (N, dof)``, ``base_regressor(q, qd, qdd) -> (N, dof, nb)``,
   ``BASE_NAMES``, ``BASE_VALUES`` (``tau = base_regressor(...) @ BASE_VALUES``);
