@@ -65,6 +65,7 @@ from pathlib import Path
 from robid import progress
 from robid.errors import RobidInputError
 from robid.model.robot_model import RobotModel
+from robid.symbolic.cbuild import sha256
 
 try:
     import fcntl
@@ -146,12 +147,6 @@ def entry_path(key: str) -> Path:
 
 
 # ---- checked entries -----------------------------------------------------------------------------------------------
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _meta_hash(meta: dict) -> str:
@@ -208,7 +203,7 @@ def check_entry(folder: Path) -> tuple[dict | None, str | None]:
         if Path(name).name != name:
             return None, f"meta.json names a file outside the entry: {name!r}"
         try:
-            actual = _sha256(folder / name)
+            actual = sha256(folder / name)
         except FileNotFoundError:
             return None, f"{name} missing"
         except OSError as e:
@@ -284,7 +279,7 @@ def write_entry(key: str, files: dict[str, str], c_source: str | None = None) ->
 
             compile_shared(c_source, tmp)
         meta = json.loads(files.get("meta.json", "{}"))
-        meta["files"] = {p.name: _sha256(p) for p in sorted(tmp.iterdir()) if p.name != "meta.json"}
+        meta["files"] = {p.name: sha256(p) for p in sorted(tmp.iterdir()) if p.name != "meta.json"}
         meta["meta_sha256"] = _meta_hash(meta)
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
         _install(tmp, final)

@@ -74,31 +74,16 @@ def _plot_curve(ax, curve, xscale, implied, xlabel, ylabel, title, minus=None, h
     limits stay those of the identification data, so held-out outliers are clipped, not squashing the curves)."""
     x = curve.x * xscale
     base = np.zeros_like(curve.identified) if minus is None else minus
-    shift = 0.0
+
+    def scatter(points, color, label):
+        """The points (x, torque) less the deviation plot's reference; returns that reference at the points."""
+        at = 0.0 if minus is None else np.interp(points[0], curve.x, minus)
+        ax.scatter(points[0] * xscale, points[1] - at, s=4, color=color, alpha=0.35, lw=0, label=label, rasterized=True)
+        return at
+
     if held_out is not None:
-        held_shift = 0.0 if minus is None else np.interp(held_out[0], curve.x, minus)
-        ax.scatter(
-            held_out[0] * xscale,
-            held_out[1] - held_shift,
-            s=4,
-            color=F.HELD_OUT,
-            alpha=0.35,
-            lw=0,
-            label="data-implied, validation runs",
-            rasterized=True,
-        )
-    if implied is not None:
-        shift = 0.0 if minus is None else np.interp(implied[0], curve.x, minus)
-        ax.scatter(
-            implied[0] * xscale,
-            implied[1] - shift,
-            s=4,
-            color=F.DATA,
-            alpha=0.35,
-            lw=0,
-            label="data-implied",
-            rasterized=True,
-        )
+        scatter(held_out, F.HELD_OUT, "data-implied, validation runs")
+    shift = 0.0 if implied is None else scatter(implied, F.DATA, "data-implied")
     ax.fill_between(
         x,
         curve.identified - K95 * curve.std - base,
