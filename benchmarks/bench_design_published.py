@@ -45,10 +45,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_excitation import ANCHORS, DESIGNS, PublishedDesign  # noqa: E402
+from bench_excitation import ANCHORS, DESIGNS, PublishedDesign, score  # noqa: E402
+from bench_excitation import violations as limit_violations  # noqa: E402
 
 from robid.excitation.constraints import JointLimitSet  # noqa: E402
-from robid.excitation.criteria import condition_number, stack  # noqa: E402
+from robid.excitation.criteria import stack  # noqa: E402
 from robid.excitation.optimiser import DesignProblem, design_excitation, portable_robot  # noqa: E402
 
 TERMS = ("rigid", "rotor", "viscous", "coulomb", "offset")
@@ -159,21 +160,8 @@ def published_limits(path: Path) -> tuple[JointLimitSet, dict]:
 
 
 def violations(q, qd, qdd, limits: JointLimitSet) -> str:
-    out = []
-    lo, hi = limits.position[:, 0], limits.position[:, 1]
-    over = np.maximum(q - hi, lo - q).max(axis=0)
-    for j in np.nonzero(over > 1e-9)[0]:
-        out.append(f"q{j + 1} position by {math.degrees(over[j]):.2f} deg")
-    for name, x, lim in (("velocity", qd, limits.velocity), ("acceleration", qdd, limits.acceleration)):
-        peak = np.abs(x).max(axis=0)
-        for j in np.nonzero(peak > lim * (1 + 1e-9))[0]:
-            out.append(f"q{j + 1} {name} {peak[j]:.3f} > {lim[j]:.3f}")
-    return "none" if not out else "; ".join(out)
-
-
-def score(regressor, q, qd, qdd) -> tuple[float, float]:
-    w = stack(regressor(q, qd, qdd))
-    return condition_number(w, False), condition_number(w, True)
+    """The limits ``limits`` exceeds at the samples (bench_excitation's check on a JointLimitSet)."""
+    return limit_violations(q, qd, qdd, limits.position, limits.velocity, limits.acceleration)
 
 
 def dask_map(client):

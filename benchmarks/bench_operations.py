@@ -9,14 +9,15 @@ the four programs generated with the parameters as run-time inputs. Counting con
 
 from __future__ import annotations
 
-import os
-import platform
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_core import machine  # noqa: E402  (one description of the machine for every benchmark)
 
 ROBOTS = (("PUMA 560", "puma560"), ("Stanford arm", str(HERE / "robots" / "stanford.yaml")))
 #: El-Rayyes (1990) Tables 1.2, 4.1, 4.2 (mult/add): NEDYN+CLEAR, ARM recursive, SYMORO (Khalil-Kleinfinger 1987)
@@ -105,18 +106,6 @@ def three_dof(robot_name: str):
     for form, v in (("base", values), ("standard", robot.parameters)):
         out[form] = program_operations(*customised_program(robot.model, robot.terms, v))
     return out
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def main() -> None:
