@@ -30,6 +30,9 @@ from robid.excitation.fourier import FourierTrajectory
 
 BaseRegressor = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 CRITERIA = ("cond", "logdet", "cond_raw", "cond_both")
+#: the default (docs/excitation.md "Criteria"): log kappa(W D^-1) + raw_weight log kappa(W), with the excitation
+#: floor of robid.excitation.velocity_floor keeping every joint moving
+DEFAULT_CRITERION = "cond_both"
 
 
 @dataclass(frozen=True)

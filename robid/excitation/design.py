@@ -12,6 +12,7 @@ from robid.errors import RobidInputError
 from robid.excitation.optimiser import DesignProblem, DesignResult, design_excitation
 from robid.excitation.spec import DesignSpec, cartesian_limits, resolve_center, resolve_limits
 from robid.excitation.trajectory_file import TrajectoryFile
+from robid.excitation.velocity_floor import rms_velocity
 
 
 def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tuple[DesignResult, TrajectoryFile]:
@@ -36,6 +37,7 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
         rest_order=spec.rest_order if spec.rest_to_rest else None,
         criterion=spec.criterion,
         raw_weight=spec.raw_weight,
+        min_rms_velocity=spec.min_rms_velocity,
         grid_points=spec.grid_points,
         seed=spec.seed,
         starts=spec.starts,
@@ -54,6 +56,8 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
         "base_parameters": list(getattr(base, "names", [])),
         "criterion": spec.criterion,
         "criteria": result.criteria.to_dict(),
+        "min_rms_velocity": spec.min_rms_velocity,
+        "rms_velocity": [float(v) for v in rms_velocity(result.trajectory.coefficients())],
         "seed": spec.seed,
         "starts": spec.starts,
         "best_start": result.best_start,

@@ -45,6 +45,7 @@ from robid.excitation.cartesian import CartesianLimit
 from robid.excitation.channels import channel_derivatives
 from robid.excitation.constraints import CheckReport, JointLimitSet, TorqueFunction, check_trajectory
 from robid.excitation.criteria import (
+    DEFAULT_CRITERION,
     BaseRegressor,
     CriterionValues,
     criterion_grid,
@@ -56,6 +57,7 @@ from robid.excitation.criteria import (
 from robid.excitation.fourier import FourierTrajectory, basis, minimum_harmonics, rest_nullspace
 from robid.excitation.grid_constraints import GridConstraints
 from robid.excitation.starts import largest_feasible_scale, screened_starts
+from robid.excitation.velocity_floor import DEFAULT_MIN_RMS_VELOCITY, VelocityFloor, floor_speeds, rms_velocity
 from robid.model.robot_model import RobotModel
 
 _log = logging.getLogger(__name__)
@@ -74,6 +76,10 @@ TRACK_TOLERANCE = 1e-3
 #: samples of one period on which candidate starting points are ranked
 COARSE_POINTS = 64
 
+#: a start's result meets the excitation floor when every floored joint's RMS velocity is >= (1 - this) of its
+#: floor (the kept iterate may sit TRACK_TOLERANCE below a row and is then shrunk by about as much)
+FLOOR_TOLERANCE = 5e-3
+
 
 @dataclass(frozen=True, eq=False)
 class DesignProblem:
@@ -85,8 +91,11 @@ class DesignProblem:
     limits: JointLimitSet
     margin: float = 0.05
     rest_order: int | None = 4
-    criterion: str = "cond"
+    criterion: str = DEFAULT_CRITERION
     raw_weight: float = 1.0  # weight of log cond_raw in the cond_both criterion
+    #: excitation floor: every joint's RMS velocity over the period >= this fraction of its (hard) velocity limit
+    #: (robid.excitation.velocity_floor; 0: none)
+    min_rms_velocity: float = DEFAULT_MIN_RMS_VELOCITY
     grid_points: int = 250
     seed: int = 0
     starts: int = 4
@@ -109,6 +118,10 @@ class DesignProblem:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "center", np.asarray(self.center, dtype=float).reshape(-1))
+        if not 0.0 <= self.min_rms_velocity < 1.0:
+            raise ValueError(
+                f"min_rms_velocity: a fraction of the velocity limit in [0, 1), got {self.min_rms_velocity}"
+            )
         if self.rest_order is not None and self.harmonics < minimum_harmonics(self.rest_order):
             raise ValueError(
                 f"rest-to-rest of order {self.rest_order} needs at least {minimum_harmonics(self.rest_order)} harmonics"
@@ -123,6 +136,10 @@ class DesignProblem:
             return int(self.constraint_points)
         return max(64, CONSTRAINT_POINTS_PER_HARMONIC * self.harmonics)
 
+    def floor_speeds(self) -> np.ndarray:
+        """The RMS velocity floor of every joint (rad/s or m/s; 0: none), from the hard velocity limits."""
+        return floor_speeds(self.min_rms_velocity, self.limits.velocity)
+
 
 @dataclass(frozen=True)
 class StartRecord:
@@ -135,6 +152,7 @@ class StartRecord:
     shrink: float  # amplitude factor applied afterwards to restore feasibility (1.0 = none)
     seconds: float  # wall time of the start, where it ran
     cpu_seconds: float = math.nan  # CPU time of the process that ran it, during the start
+    floor_met: bool = True  # every joint's RMS velocity reaches its floor (DesignProblem.min_rms_velocity)
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,6 +186,7 @@ class _Evaluator:
             p.model,
             p.torque_fn,
         )
+        self.floor = VelocityFloor(p.floor_speeds())
         self.t = criterion_grid(p.period, p.grid_points)
         self.basis = [basis(self.t, p.period, p.harmonics, k) for k in range(3)]
         t_coarse = criterion_grid(p.period, min(p.grid_points, COARSE_POINTS))
@@ -219,27 +238,84 @@ class _Evaluator:
         return (grad_x @ self.null).reshape(-1)
 
     def _constraints(self, z: np.ndarray):
+        """(key, rows, Jacobian): the limit rows, then the excitation floor's rows."""
         key = np.asarray(z).tobytes()
         if self._cache_g is None or self._cache_g[0] != key:
-            g, jz = self.constraints.evaluate_windows(self.coefficients(z), self.windows, self.null)
+            x_all = self.coefficients(z)
+            g, jz = self.constraints.evaluate_windows(x_all, self.windows, self.null)
+            if self.floor.rows:
+                g = np.concatenate([g, self.floor.values(x_all)])
+                jz = np.vstack([jz, self.floor.jacobian(x_all, self.null)])
             self._cache_g = (key, g, jz)
         return self._cache_g
 
     def constraint_values(self, z: np.ndarray) -> np.ndarray:
-        """The optimiser's rows at z (line searches need no Jacobian: it is computed only when asked for)."""
+        """The optimiser's rows at z, limits then floor (line searches need no Jacobian: it is computed only when
+        asked for)."""
         key = np.asarray(z).tobytes()
         if self._cache_g is not None and self._cache_g[0] == key:
             return self._cache_g[1]
         if self.windows is not None:
             return self._constraints(z)[1]
-        return self.constraints.values(self.coefficients(z))
+        x_all = self.coefficients(z)
+        g = self.constraints.values(x_all)
+        return np.concatenate([g, self.floor.values(x_all)]) if self.floor.rows else g
 
     def constraint_jacobian(self, z: np.ndarray) -> np.ndarray:
         return self._constraints(z)[2]
 
     def feasible(self, z: np.ndarray) -> bool:
-        """Every certified limit row >= 0 at z (all samples)."""
+        """Every certified limit row >= 0 at z (all samples; the excitation floor is not a limit: see
+        :meth:`floor_met`)."""
         return bool(np.min(self.constraints.values(self.coefficients(z)), initial=0.0) >= 0.0)
+
+    def floor_met(self, z: np.ndarray, tolerance: float = 0.0) -> bool:
+        """Every floored joint's RMS velocity >= (1 - tolerance) of its floor at z."""
+        return self.floor.met(self.coefficients(z), tolerance)
+
+    def lift_to_floor(
+        self, z: np.ndarray, rng: np.random.Generator, target: float = 1.05, redraws: int = 20
+    ) -> np.ndarray:
+        """A starting point z (drawn against the limits only) with every joint whose RMS velocity is below
+        ``target`` x its floor raised to it, one joint after the other, the limits kept: the joint's coordinates
+        scaled up (bisection on the joint's own factor), and if its direction hits a limit first, up to
+        ``redraws`` new directions of that joint from ``rng`` (the same 1/l scaling as the draws of
+        :mod:`robid.excitation.starts`), each scaled likewise; the first that reaches the target wins, else the
+        one that came closest. SLSQP linearises the floor's rows (a non-convex set) and fails to leave a start
+        deep below it ("positive directional derivative"), so the start begins on the floor wherever the limits
+        allow one joint to reach it alone."""
+        z = np.array(z, dtype=float).reshape(self.p.dof, self.r)
+        h = self.p.harmonics
+        scale = np.concatenate([np.arange(1, h + 1), np.arange(1, h + 1)]).astype(float)
+        for j in self.floor.joints:
+            need = target * self.floor.floor[j]
+            if rms_velocity(self.coefficients(z))[j] >= need:
+                continue
+
+            def raised(zj: np.ndarray, j=j, need=need) -> tuple[float, np.ndarray]:
+                """(RMS velocity, coordinates) of joint j's direction zj scaled as far as the limits allow, up
+                to the target."""
+                trial = z.copy()
+
+                def feasible_at(v: np.ndarray) -> bool:
+                    trial[j] = float(v[0]) * zj
+                    return self.feasible(trial)
+
+                norm_rms = float(np.linalg.norm(zj)) / math.sqrt(2.0)  # RMS velocity of zj (Parseval)
+                if norm_rms == 0.0:
+                    return 0.0, zj
+                alpha = largest_feasible_scale(feasible_at, np.ones(1), upper=need / norm_rms)
+                return alpha * norm_rms, alpha * zj
+
+            best = raised(z[j])
+            for _ in range(redraws if best[0] < need else 0):
+                candidate = raised((rng.standard_normal(2 * h) / scale) @ self.null)
+                if candidate[0] > best[0]:
+                    best = candidate
+                if best[0] >= need * (1.0 - 1e-9):
+                    break
+            z[j] = best[1]
+        return z
 
     def largest_feasible_scale(self, z: np.ndarray) -> float:
         """Largest alpha in [0, 1] (bisection) with z scaled by alpha feasible; 0 if only the centre pose is."""
@@ -290,6 +366,7 @@ def initial_points(problem: DesignProblem, ev: _Evaluator) -> list[np.ndarray]:
         problem.harmonics,
         ev.feasible,
         ev.coarse_objective,
+        lift=(lambda z, i: ev.lift_to_floor(z, np.random.default_rng([problem.seed, i]))) if ev.floor.rows else None,
     )
     return [z.reshape(-1) for z in points]
 
@@ -328,6 +405,7 @@ def design_excitation(
         map_starts = _START_MAP.get()
     records: list[StartRecord] = []
     best: tuple[float, np.ndarray, int] | None = None
+    closest: tuple[float, np.ndarray] | None = None  # (smallest RMS velocity / floor, z) of the best start at it
     best_value = [math.inf]  # for the progress line (the callback must not close over ``best``)
     last_print = [0.0]
     with progress.bar(problem.starts, "design: starts", "starts") as bar:
@@ -345,13 +423,16 @@ def design_excitation(
                 f"design: start {s + 1}/{problem.starts} done: {problem.criterion} "
                 f"{_display(f, problem.criterion):.4g} ({rec.iterations} iterations, {rec.seconds:.1f} s)"
             )
-            if best is None or f < best[0]:
+            closest = _closest_to_floor(problem, ev, z, closest)
+            if rec.floor_met and (best is None or f < best[0]):
                 best = (f, z.copy(), s)
                 best_value[0] = f
             bar.note(f"best {problem.criterion} {_display(best_value[0], problem.criterion):.4g}")
             bar.update()
 
-    assert best is not None and len(records) == problem.starts
+    assert len(records) == problem.starts
+    if best is None:
+        raise ValueError(_floor_missed(problem, ev, closest[1], len(records)))
     x = ev.coefficients(best[1])
     h = problem.harmonics
     names = problem.joint_names or tuple(f"q{j + 1}" for j in range(problem.dof))
@@ -360,6 +441,28 @@ def design_excitation(
     criteria = evaluate_criteria(traj, base_regressor, problem.grid_points)
     check = check_trajectory(traj, problem.limits, problem.cartesian, problem.model, problem.torque_fn)
     return DesignResult(traj, criteria, check, tuple(records), best[2], time.perf_counter() - t_start, problem)
+
+
+def _closest_to_floor(problem: DesignProblem, ev: _Evaluator, z: np.ndarray, closest):
+    """(min_j RMS velocity_j / floor_j, z) of whichever of ``z`` and ``closest`` comes nearer the floor."""
+    floor = problem.floor_speeds()
+    floored = floor > 0.0
+    ratio = float(np.min(rms_velocity(ev.coefficients(z))[floored] / floor[floored], initial=math.inf))
+    return (ratio, z) if closest is None or ratio > closest[0] else closest
+
+
+def _floor_missed(problem: DesignProblem, ev: _Evaluator, z: np.ndarray, starts: int) -> str:
+    """The one-line error when no start reached the excitation floor, with the joints of the start that came
+    closest."""
+    floor = problem.floor_speeds()
+    names = problem.joint_names or tuple(f"q{j + 1}" for j in range(problem.dof))
+    rms = rms_velocity(ev.coefficients(z))
+    low = [f"{names[j]} {rms[j]:.3g} < {floor[j]:.3g}" for j in range(problem.dof) if rms[j] < floor[j]]
+    return (
+        f"min_rms_velocity: none of the {starts} starts reached the excitation floor ({problem.min_rms_velocity:g} x "
+        f"the velocity limit, RMS over the period) on every joint (closest start: {', '.join(low)} rad/s); lower "
+        "min_rms_velocity (0 turns it off), widen the position or acceleration limits, or shorten the period"
+    )
 
 
 def _timed_start(problem: DesignProblem, ev: _Evaluator, s: int, z0: np.ndarray, bar, best_value: list,
@@ -376,6 +479,7 @@ def _timed_start(problem: DesignProblem, ev: _Evaluator, s: int, z0: np.ndarray,
         shrink,
         time.perf_counter() - t0,
         time.process_time() - c0,
+        ev.floor_met(z, FLOOR_TOLERANCE),
     )
     return StartOutcome(record, z)
 
@@ -386,12 +490,15 @@ def _one_start(problem: DesignProblem, ev: _Evaluator, z0: np.ndarray, s: int, b
     monotonically (its merit function weighs limit violations, and log cond is not smooth where the extreme
     singular values cross), so the best iterate within ``TRACK_TOLERANCE`` of the limits is kept (and shrunk into
     them at the end, amplitude bisection), and the start stops once that has not improved by ``IMPROVEMENT`` for
-    ``problem.patience`` iterations. The start point is kept if nothing beat it. A line about every second while
-    it runs (DEBUG when a bar shows it).
+    ``problem.patience`` iterations. The start point is kept if nothing beat it. A start point below the
+    excitation floor (robid.excitation.velocity_floor: it is drawn against the limits only) is not a candidate:
+    SLSQP first moves out of it (its rows are linearised like the limits'), and patience counts from the first
+    iterate that meets every row. A line about every second while it runs (DEBUG when a bar shows it).
     (scipy result, coefficients, objective, shrink factor, evaluation count before it)."""
     iteration = [0]
     z_start = z0.reshape(-1)
-    best = [ev.objective(z_start), z_start, 0]  # objective, point, iteration
+    start_ok = ev.floor_met(z_start)
+    best = [ev.objective(z_start) if start_ok else math.inf, z_start, 0]  # objective, point, iteration
 
     def callback(zk):
         iteration[0] += 1
@@ -409,7 +516,7 @@ def _one_start(problem: DesignProblem, ev: _Evaluator, z0: np.ndarray, s: int, b
                 level,
                 f"design: start {s + 1}/{problem.starts}, iteration {iteration[0]}, {current}{best_txt}",
             )
-        if problem.patience and iteration[0] - best[2] >= problem.patience:
+        if problem.patience and math.isfinite(best[0]) and iteration[0] - best[2] >= problem.patience:
             raise StopIteration  # scipy ends the run and returns the current iterate
 
     n_eval0 = ev.evaluations
@@ -428,7 +535,7 @@ def _one_start(problem: DesignProblem, ev: _Evaluator, z0: np.ndarray, s: int, b
     shrink = ev.largest_feasible_scale(z)
     z = shrink * z if shrink < 1.0 else z
     f = ev.objective(z)
-    if not (math.isfinite(f) and f <= ev.objective(z_start)):
+    if start_ok and not (math.isfinite(f) and f <= ev.objective(z_start)):
         z, f, shrink = z_start, ev.objective(z_start), 1.0
     return res, z, f, shrink, n_eval0
 

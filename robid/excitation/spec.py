@@ -16,8 +16,9 @@ import numpy as np
 from robid.errors import RobidInputError
 from robid.excitation.cartesian import CartesianLimit
 from robid.excitation.constraints import JointLimitSet
-from robid.excitation.criteria import CRITERIA
+from robid.excitation.criteria import CRITERIA, DEFAULT_CRITERION
 from robid.excitation.fourier import minimum_harmonics
+from robid.excitation.velocity_floor import DEFAULT_MIN_RMS_VELOCITY
 from robid.io.files import read_yaml
 from robid.io.keys import check_keys
 from robid.model.robot_model import RobotModel
@@ -37,7 +38,7 @@ class DesignSpec:
     center: list[float] | None = None  # None: middle of the position range
     rest_to_rest: bool = True
     rest_order: int = 4
-    criterion: str = "cond"
+    criterion: str = DEFAULT_CRITERION
     limits: dict[str, Any] = field(default_factory=dict)  # quantity -> list per joint (SI), as written
     seed: int = 0
     margin: float = 0.05
@@ -48,6 +49,7 @@ class DesignSpec:
     raw_weight: float = 1.0
     source: str = "spec"
     raw: dict = field(default_factory=dict)
+    min_rms_velocity: float = DEFAULT_MIN_RMS_VELOCITY
 
 
 def read_design_spec(path: str | Path) -> DesignSpec:
@@ -83,7 +85,7 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
             f"{where}: harmonics: rest_to_rest of order {rest_order} needs at least "
             f"{minimum_harmonics(rest_order)} harmonics, got {harmonics}"
         )
-    criterion = data.get("criterion", "cond")
+    criterion = data.get("criterion", DEFAULT_CRITERION)
     if criterion not in CRITERIA:
         raise RobidInputError(f"{where}: criterion: expected one of {', '.join(CRITERIA)}, got {criterion!r}")
     center = data.get("center")
@@ -101,6 +103,11 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
     raw_weight = data.get("raw_weight", 1.0)
     if isinstance(raw_weight, bool) or not isinstance(raw_weight, int | float) or not raw_weight > 0:
         raise RobidInputError(f"{where}: raw_weight: expected a positive number, got {raw_weight!r}")
+    floor = data.get("min_rms_velocity", DEFAULT_MIN_RMS_VELOCITY)
+    if isinstance(floor, bool) or not isinstance(floor, int | float) or not 0.0 <= floor < 1.0:
+        raise RobidInputError(
+            f"{where}: min_rms_velocity: expected a fraction of the velocity limit in [0, 1), got {floor!r}"
+        )
     limits = _limits(data.get("limits", {}), f"{where}: limits")
     cart = data.get("cartesian", []) or []
     if not isinstance(cart, list):
@@ -124,6 +131,7 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
         float(raw_weight),
         where,
         dict(data),
+        float(floor),
     )
 
 

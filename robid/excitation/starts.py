@@ -58,15 +58,20 @@ def screened_starts(
     feasible: Callable[[np.ndarray], bool],
     coarse_objective: Callable[[np.ndarray], float],
     fill: float = 0.8,
+    lift: Callable[[np.ndarray, int], np.ndarray] | None = None,
 ) -> tuple[list[np.ndarray], list[float]]:
     """The ``starts`` best of ``max(candidates, starts)`` feasible candidates in the coordinates z (dof, r) of
-    X_j = z_j ``null``^T, best first, with their coarse-grid objective values."""
+    X_j = z_j ``null``^T, best first, with their coarse-grid objective values. ``lift(z, i)`` (optional) then
+    raises the joints of candidate i that move too little to the excitation floor, within the limits
+    (:meth:`robid.excitation.optimiser._Evaluator.lift_to_floor`)."""
     n = max(int(candidates), int(starts))
     directions = candidate_directions(rng, n, dof, harmonics)
     points, scores = [], []
-    for x in directions:
+    for i, x in enumerate(directions):
         z = x @ null  # orthogonal projection onto the admissible subspace, in its coordinates
         z = fill * largest_feasible_scale(feasible, z) * z
+        if lift is not None:
+            z = lift(z, i)
         points.append(z)
         scores.append(coarse_objective(z) if n > starts else 0.0)
     order = sorted(range(n), key=lambda i: (scores[i], i))[:starts]

@@ -56,9 +56,12 @@ SPEC = mapping(
     Field("rest_order", "integer", "m: the motion is C^m at start and end.", minimum=2, default=4),
     Field("criterion", "string", "Optimisation criterion (docs/excitation.md); cond_both minimises the "
           "column-scaled and the raw condition numbers together.",
-          enum=("cond", "logdet", "cond_raw", "cond_both"), default="cond"),
+          enum=("cond", "logdet", "cond_raw", "cond_both"), default="cond_both"),
     Field("raw_weight", "number", "cond_both only: weight of log cond_raw against log cond, > 0.",
           exclusive_minimum=0, default=1.0),
+    Field("min_rms_velocity", "number", "Excitation floor: every joint's RMS velocity over the period at least "
+          "this fraction of its velocity limit (Coulomb friction needs motion above the identification's "
+          "min_speed); 0 turns it off.", minimum=0, exclusive_maximum=1, default=0.2),
     LIMITS,
     Field("seed", "integer", "Seed of the multi-start optimiser.", minimum=0, default=0),
     Field("margin", "number", "Safety margin, a fraction of each limit in [0, 0.5).", minimum=0, exclusive_maximum=0.5,

@@ -1,0 +1,86 @@
+"""The per-joint excitation floor: every joint's RMS velocity over the period at least a fraction of its velocity
+limit, as inequality rows of the designer.
+
+Why. A condition-number criterion ranks how evenly the trajectory excites the base parameters; it does not see
+the data selection that follows. Coulomb friction is identified from sign(qd), so it needs velocity reversals
+and |qd| clearly above the speed at which the identification keeps samples (``--min-speed``,
+:data:`robid.defaults.DEFAULT_MIN_SPEED`): near standstill a real joint sticks, and those rows are left out. A
+criterion that also weighs the raw condition number (``cond_both``) can buy a better number by shrinking a joint
+whose columns are large in raw units (the TX200 3-axis arm's joint 3 went to 0.13 rad/s RMS), which starves
+exactly those samples. The floor forbids it, independently of the criterion. Excitation design with bounded
+amplitudes per joint as constraints: Presse and Gautier (1993), "New criteria of exciting trajectories for robot
+identification", ICRA, and Swevers et al. (1997), IEEE TRA 13(5), section IV (the optimisation under motion
+constraints).
+
+The row. With the Swevers series of :mod:`robid.excitation.fourier`, qd_j(t) = sum_l a_jl cos(l w t) + b_jl
+sin(l w t), so by Parseval the mean square velocity over one period is exactly
+
+    rms_j^2 = (1/T) int_0^T qd_j(t)^2 dt = sum_l (a_jl^2 + b_jl^2) / 2 = ||X_j||^2 / 2,
+
+a smooth quadratic of the coefficients X_j = [a_j, b_j] (no grid, no inter-sample error). In the rest-to-rest
+coordinates X_j = z_j N^T of an orthonormal N, ||X_j|| = ||z_j||. The row, scaled to O(1), is
+
+    g_j = rms_j^2 / f_j^2 - 1 >= 0,   dg_j/dX_j = X_j / f_j^2,
+
+with f_j = ``fraction`` x velocity limit_j (the hard limit). The set {g >= 0} is not convex (the outside of a
+ball), so a start may begin below it: SLSQP linearises the row and moves out (robid.excitation.optimiser).
+A sinusoid of RMS r spends the fraction 1 - (2/pi) arcsin(s / (r sqrt 2)) of its period above the speed s: at
+r = 0.2 x 2.6 rad/s (the TX200 arm) and s = 0.1 rad/s that is 88 %; at r = 0.13 rad/s, 63 %.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: default floor: the RMS velocity of every joint over one period at least this fraction of its velocity limit
+#: (docs/excitation.md "Excitation floor")
+DEFAULT_MIN_RMS_VELOCITY = 0.2
+
+
+def rms_velocity(x_all: np.ndarray) -> np.ndarray:
+    """RMS of qd_j over one period for the coefficients X (dof, 2H) = [a, b] (Parseval: sqrt(sum (a^2 + b^2) / 2))."""
+    x_all = np.asarray(x_all, dtype=float)
+    return np.sqrt(0.5 * np.sum(x_all * x_all, axis=1))
+
+
+def floor_speeds(fraction: float, velocity_limit: np.ndarray) -> np.ndarray:
+    """f_j = ``fraction`` x velocity limit_j; 0 (no floor) where the limit is not finite or the fraction is 0."""
+    limit = np.asarray(velocity_limit, dtype=float).reshape(-1)
+    return np.where(np.isfinite(limit), fraction * np.where(np.isfinite(limit), limit, 0.0), 0.0)
+
+
+class VelocityFloor:
+    """The rows g_j = rms_j^2 / f_j^2 - 1 >= 0 of the joints with f_j > 0 (module docstring)."""
+
+    def __init__(self, floor: np.ndarray):
+        self.floor = np.asarray(floor, dtype=float).reshape(-1)
+        self.joints = np.flatnonzero(self.floor > 0.0)
+
+    @property
+    def rows(self) -> int:
+        return int(self.joints.size)
+
+    def values(self, x_all: np.ndarray) -> np.ndarray:
+        """g (rows,) at the coefficients X (dof, 2H)."""
+        x = np.asarray(x_all, dtype=float)[self.joints]
+        return 0.5 * np.sum(x * x, axis=1) / self.floor[self.joints] ** 2 - 1.0
+
+    def jacobian(self, x_all: np.ndarray, null: np.ndarray | None = None) -> np.ndarray:
+        """dg/dX (rows, dof * 2H), or dg/dZ (rows, dof * r) for X_j = Z_j ``null``^T when ``null`` (2H, r) is
+        given."""
+        x_all = np.asarray(x_all, dtype=float)
+        dof, width = x_all.shape
+        local = x_all[self.joints] / self.floor[self.joints, None] ** 2  # (rows, 2H)
+        if null is not None:
+            local = local @ null
+            width = null.shape[1]
+        jac = np.zeros((self.rows, dof, width))
+        jac[np.arange(self.rows), self.joints, :] = local
+        return jac.reshape(self.rows, dof * width)
+
+    def met(self, x_all: np.ndarray, tolerance: float = 0.0) -> bool:
+        """Every floored joint's RMS velocity >= (1 - tolerance) f_j."""
+        if not self.rows:
+            return True
+        rms = rms_velocity(np.asarray(x_all, dtype=float)[self.joints])
+        return bool(np.all(rms >= (1.0 - tolerance) * self.floor[self.joints]))
