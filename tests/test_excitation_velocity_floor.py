@@ -18,7 +18,7 @@ from robid.excitation.fourier import FourierTrajectory, rest_nullspace
 from robid.excitation.optimiser import FLOOR_TOLERANCE, DesignProblem, _Evaluator, design_excitation, initial_points
 from robid.excitation.planar2r import Planar2R
 from robid.excitation.spec import spec_from_dict
-from robid.excitation.velocity_floor import VelocityFloor, floor_speeds, rms_velocity
+from robid.excitation.velocity_floor import VelocityFloor, floor_speeds, reachable_speed, rms_velocity
 
 REG = Planar2R().base_parameters().regressor
 ROBOTS = Path(robid.__file__).resolve().parent / "model" / "robots"
@@ -41,7 +41,7 @@ def test_parseval_rms_equals_the_sampled_motion():
 
 def test_floor_rows_and_jacobian_in_rest_coordinates():
     floor = VelocityFloor(floor_speeds(0.2, np.array([1.5, np.inf, 2.0])))
-    assert floor.rows == 2 and list(floor.joints) == [0, 2]  # no floor without a finite velocity limit
+    assert floor.rows == 2 and list(floor.joints) == [0, 2]  # no floor without a finite reachable speed
     null = rest_nullspace(5, 4)
     z = np.random.default_rng(2).standard_normal((3, null.shape[1])) * 0.3
     x = z @ null.T
@@ -56,6 +56,32 @@ def test_floor_rows_and_jacobian_in_rest_coordinates():
         zp, zm = (z.reshape(-1) + e).reshape(z.shape), (z.reshape(-1) - e).reshape(z.shape)
         num[:, i] = (floor.values(zp @ null.T) - floor.values(zm @ null.T)) / (2 * h)
     np.testing.assert_allclose(jac, num, atol=1e-8)
+
+
+def test_reachable_speed_is_the_largest_feasible_single_harmonic():
+    """Against sampled sinusoids: v_j at its best harmonic keeps every limit, and 1 % more at any harmonic breaks
+    one (the velocity limit itself where that binds)."""
+    period, harmonics = 8.0, 6
+    position = np.array([[-1.0, 2.0], [-0.2, 0.3], [-3.0, 3.0], [-np.inf, np.inf]])
+    center = np.array([0.5, 0.0, 0.0, 0.0])
+    velocity, acceleration = np.array([1.0, 2.0, 3.0, 1.5]), np.array([4.0, 1.0, 0.5, np.inf])
+    jerk = np.array([np.inf, np.inf, 0.6, np.inf])
+    v = reachable_speed(position, velocity, acceleration, jerk, center, period, harmonics)
+    t = np.linspace(0.0, period, 4001)
+
+    def feasible(j, amplitude, lw):
+        q = center[j] + amplitude / lw * np.sin(lw * t)
+        qd, qdd, qddd = (amplitude * lw**k * np.cos(lw * t + k * np.pi / 2) for k in range(3))
+        return (position[j, 0] - 1e-12 <= q.min() and q.max() <= position[j, 1] + 1e-12
+                and np.abs(qd).max() <= velocity[j] * (1 + 1e-12) and np.abs(qdd).max() <= acceleration[j] * (1 + 1e-12)
+                and np.abs(qddd).max() <= jerk[j] * (1 + 1e-12))
+
+    lws = np.arange(1, harmonics + 1) * 2 * np.pi / period
+    for j in range(4):
+        assert any(feasible(j, v[j], lw) for lw in lws), j
+        assert not any(feasible(j, 1.01 * v[j], lw) for lw in lws), j
+    assert v[3] == 1.5  # no position or acceleration limit: the velocity limit
+    np.testing.assert_array_equal(floor_speeds(0.2, np.array([1.0, np.inf, 0.0])), [0.2, 0.0, 0.0])
 
 
 def _tight_problem(**kw):
@@ -92,7 +118,7 @@ def test_design_meets_the_floor_on_every_joint(criterion):
 
 
 def test_unreachable_floor_is_a_one_line_error(tmp_path, capsys, monkeypatch):
-    # 2 rad/s^2 and a 5 s period cannot give joint 1 an RMS velocity of 0.9 x 1.5 rad/s
+    # a rest-to-rest motion of 4 harmonics cannot hold an RMS velocity of 0.9 x its largest single-harmonic speed
     with pytest.raises(ValueError, match=r"min_rms_velocity: none of the 1 starts reached .* J1 "):
         design_excitation(_tight_problem(min_rms_velocity=0.9), REG)
     spec = tmp_path / "spec.yaml"
@@ -115,7 +141,7 @@ def test_spec_field_checked(value):
 def test_floor_keeps_tx200_joint_3_moving(tmp_path):
     """The regression behind the floor: cond_both alone shrinks joint 3 of the TX200 3-axis arm (its columns are
     large in raw units) far below the identification's speed threshold; the default floor keeps it at 0.2 x its
-    2.618 rad/s limit (tests/test_estimation_two_periods.py identifies this design)."""
+    reachable speed (tests/test_estimation_two_periods.py identifies this design)."""
     doc = yaml.safe_load((ROBOTS / "tx200_3axis.yaml").read_text())
     for joint in doc["joints"]:
         joint.pop("elasticity", None)
@@ -126,6 +152,9 @@ def test_floor_keeps_tx200_joint_3_moving(tmp_path):
     default, tf = design_from_spec(robot, spec_from_dict(spec, "default"))
     assert _sampled_rms(without.trajectory)[2] < 0.1  # starved: below the 0.1 rad/s min_speed of that test
     rms = _sampled_rms(default.trajectory)
-    assert np.all(rms >= (1 - FLOOR_TOLERANCE) * 0.2 * 2.618) and default.check.ok
+    floor = default.problem.floor_speeds()
+    np.testing.assert_allclose(floor, 0.2 * default.problem.reachable_speeds(), rtol=1e-12)
+    assert floor[2] > 0.3  # three times the speed below which that test leaves samples out
+    assert np.all(rms >= (1 - FLOOR_TOLERANCE) * floor) and default.check.ok
     assert tf.design["min_rms_velocity"] == 0.2
     np.testing.assert_allclose(tf.design["rms_velocity"], rms, rtol=1e-9)

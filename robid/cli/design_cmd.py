@@ -12,7 +12,7 @@ def register(subparsers) -> None:
         description="Design a Fourier excitation trajectory that minimises the condition numbers (default: "
         "column-scaled and raw together; or maximises log det) of the base regressor under joint, Cartesian and "
         "torque limits, verified in continuous time, with every joint's RMS velocity at least a fraction of its "
-        "velocity limit. SPEC fields: harmonics, period, center, rest_to_rest, criterion, min_rms_velocity, "
+        "reachable speed. SPEC fields: harmonics, period, center, rest_to_rest, criterion, min_rms_velocity, "
         "limits, margin, seed, starts, grid_points, cartesian (see docs/excitation.md).",
     )
     p.add_argument("robot", metavar="ROBOT",
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     floor = [float(v) for v in result.problem.floor_speeds()]
     print("RMS velocity per joint: " + ", ".join(f"{v:.3g}" for v in tf.design["rms_velocity"])
           + (f" (floor {', '.join(f'{v:.3g}' for v in floor)}: min_rms_velocity {spec.min_rms_velocity:g} of the "
-             "velocity limits)" if any(v > 0 for v in floor) else ""))
+             "reachable speeds)" if any(v > 0 for v in floor) else ""))
     print(f"{len(result.starts)} starts (seed {spec.seed}), best {result.best_start + 1}, {result.seconds:.1f} s")
     print("time per start [s]: " + ", ".join(f"{s.seconds:.1f}" for s in result.starts)
           + f" (CPU {sum(s.cpu_seconds for s in result.starts):.1f} s in all)")

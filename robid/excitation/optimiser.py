@@ -57,7 +57,13 @@ from robid.excitation.criteria import (
 from robid.excitation.fourier import FourierTrajectory, basis, minimum_harmonics, rest_nullspace
 from robid.excitation.grid_constraints import GridConstraints
 from robid.excitation.starts import largest_feasible_scale, screened_starts
-from robid.excitation.velocity_floor import DEFAULT_MIN_RMS_VELOCITY, VelocityFloor, floor_speeds, rms_velocity
+from robid.excitation.velocity_floor import (
+    DEFAULT_MIN_RMS_VELOCITY,
+    VelocityFloor,
+    floor_speeds,
+    reachable_speed,
+    rms_velocity,
+)
 from robid.model.robot_model import RobotModel
 
 _log = logging.getLogger(__name__)
@@ -93,8 +99,9 @@ class DesignProblem:
     rest_order: int | None = 4
     criterion: str = DEFAULT_CRITERION
     raw_weight: float = 1.0  # weight of log cond_raw in the cond_both criterion
-    #: excitation floor: every joint's RMS velocity over the period >= this fraction of its (hard) velocity limit
-    #: (robid.excitation.velocity_floor; 0: none)
+    #: excitation floor: every joint's RMS velocity over the period >= this fraction of its reachable speed (its
+    #: velocity limit, or less where the position range and acceleration limit allow less in the period;
+    #: robid.excitation.velocity_floor; 0: none)
     min_rms_velocity: float = DEFAULT_MIN_RMS_VELOCITY
     grid_points: int = 250
     seed: int = 0
@@ -120,7 +127,7 @@ class DesignProblem:
         object.__setattr__(self, "center", np.asarray(self.center, dtype=float).reshape(-1))
         if not 0.0 <= self.min_rms_velocity < 1.0:
             raise ValueError(
-                f"min_rms_velocity: a fraction of the velocity limit in [0, 1), got {self.min_rms_velocity}"
+                f"min_rms_velocity: a fraction of the reachable speed in [0, 1), got {self.min_rms_velocity}"
             )
         if self.rest_order is not None and self.harmonics < minimum_harmonics(self.rest_order):
             raise ValueError(
@@ -136,9 +143,17 @@ class DesignProblem:
             return int(self.constraint_points)
         return max(64, CONSTRAINT_POINTS_PER_HARMONIC * self.harmonics)
 
+    def reachable_speeds(self) -> np.ndarray:
+        """Every joint's reachable speed within the limits narrowed by the margin
+        (:func:`robid.excitation.velocity_floor.reachable_speed`)."""
+        lim = self.limits.with_margin(self.margin)
+        return reachable_speed(lim.position, lim.velocity, lim.acceleration, lim.jerk, self.center, self.period,
+                               self.harmonics)
+
     def floor_speeds(self) -> np.ndarray:
-        """The RMS velocity floor of every joint (rad/s or m/s; 0: none), from the hard velocity limits."""
-        return floor_speeds(self.min_rms_velocity, self.limits.velocity)
+        """The RMS velocity floor of every joint (rad/s or m/s; 0: none): ``min_rms_velocity`` x its reachable
+        speed."""
+        return floor_speeds(self.min_rms_velocity, self.reachable_speeds())
 
 
 @dataclass(frozen=True)
@@ -460,7 +475,7 @@ def _floor_missed(problem: DesignProblem, ev: _Evaluator, z: np.ndarray, starts:
     low = [f"{names[j]} {rms[j]:.3g} < {floor[j]:.3g}" for j in range(problem.dof) if rms[j] < floor[j]]
     return (
         f"min_rms_velocity: none of the {starts} starts reached the excitation floor ({problem.min_rms_velocity:g} x "
-        f"the velocity limit, RMS over the period) on every joint (closest start: {', '.join(low)} rad/s); lower "
+        f"the reachable speed, RMS over the period) on every joint (closest start: {', '.join(low)} rad/s); lower "
         "min_rms_velocity (0 turns it off), widen the position or acceleration limits, or shorten the period"
     )
 

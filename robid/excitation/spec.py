@@ -106,7 +106,7 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
     floor = data.get("min_rms_velocity", DEFAULT_MIN_RMS_VELOCITY)
     if isinstance(floor, bool) or not isinstance(floor, int | float) or not 0.0 <= floor < 1.0:
         raise RobidInputError(
-            f"{where}: min_rms_velocity: expected a fraction of the velocity limit in [0, 1), got {floor!r}"
+            f"{where}: min_rms_velocity: expected a fraction of the reachable speed in [0, 1), got {floor!r}"
         )
     limits = _limits(data.get("limits", {}), f"{where}: limits")
     cart = data.get("cartesian", []) or []

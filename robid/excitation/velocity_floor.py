@@ -22,18 +22,22 @@ coordinates X_j = z_j N^T of an orthonormal N, ||X_j|| = ||z_j||. The row, scale
 
     g_j = rms_j^2 / f_j^2 - 1 >= 0,   dg_j/dX_j = X_j / f_j^2,
 
-with f_j = ``fraction`` x velocity limit_j (the hard limit). The set {g >= 0} is not convex (the outside of a
-ball), so a start may begin below it: SLSQP linearises the row and moves out (robid.excitation.optimiser).
+with f_j = ``fraction`` x v_j, v_j the joint's reachable speed (:func:`reachable_speed`): the velocity limit
+where that binds, else the largest velocity amplitude a single harmonic of the period can have within the joint's
+position range around the centre, acceleration and jerk limits (the designer's, narrowed by the margin). The
+velocity limit alone is no reference: the UR10e wrist's 2 pi rad/s cannot be approached within its published
+acceleration limits in a 20 s period. The set {g >= 0} is not convex (the outside of a ball), so a start may
+begin below it: the starts are lifted onto it first and SLSQP linearises the row (robid.excitation.optimiser).
 A sinusoid of RMS r spends the fraction 1 - (2/pi) arcsin(s / (r sqrt 2)) of its period above the speed s: at
-r = 0.2 x 2.6 rad/s (the TX200 arm) and s = 0.1 rad/s that is 88 %; at r = 0.13 rad/s, 63 %.
+r = 0.2 x 2.5 rad/s (the TX200 arm) and s = 0.1 rad/s that is 88 %; at r = 0.13 rad/s, 63 %.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-#: default floor: the RMS velocity of every joint over one period at least this fraction of its velocity limit
-#: (docs/excitation.md "Excitation floor")
+#: default floor: the RMS velocity of every joint over one period at least this fraction of its reachable speed
+#: (:func:`reachable_speed`; docs/excitation.md "Excitation floor")
 DEFAULT_MIN_RMS_VELOCITY = 0.2
 
 
@@ -43,10 +47,38 @@ def rms_velocity(x_all: np.ndarray) -> np.ndarray:
     return np.sqrt(0.5 * np.sum(x_all * x_all, axis=1))
 
 
-def floor_speeds(fraction: float, velocity_limit: np.ndarray) -> np.ndarray:
-    """f_j = ``fraction`` x velocity limit_j; 0 (no floor) where the limit is not finite or the fraction is 0."""
-    limit = np.asarray(velocity_limit, dtype=float).reshape(-1)
-    return np.where(np.isfinite(limit), fraction * np.where(np.isfinite(limit), limit, 0.0), 0.0)
+def reachable_speed(
+    position: np.ndarray,
+    velocity: np.ndarray,
+    acceleration: np.ndarray,
+    jerk: np.ndarray,
+    center: np.ndarray,
+    period: float,
+    harmonics: int,
+) -> np.ndarray:
+    """v_j = max over l = 1..H of min(velocity_j, l w R_j, acceleration_j / (l w), jerk_j / (l w)^2), w = 2 pi / T,
+    R_j the distance from the centre to the nearer position limit: the largest velocity amplitude of a single
+    harmonic l w of joint j within its limits (q = (v / (l w)) sin(l w t): position amplitude v / (l w),
+    acceleration v l w, jerk v (l w)^2). inf where no limit bounds it. (dof,) arrays; position (dof, 2)."""
+    position = np.asarray(position, dtype=float).reshape(-1, 2)
+    center = np.asarray(center, dtype=float).reshape(-1)
+    reach = np.minimum(center - position[:, 0], position[:, 1] - center)  # inf for an unlimited joint
+    lw = np.arange(1, harmonics + 1) * (2.0 * np.pi / period)  # (H,)
+    per_harmonic = np.minimum.reduce([
+        np.broadcast_to(np.asarray(velocity, dtype=float)[:, None], (center.size, lw.size)),
+        reach[:, None] * lw[None, :],
+        np.asarray(acceleration, dtype=float)[:, None] / lw[None, :],
+        np.asarray(jerk, dtype=float)[:, None] / lw[None, :] ** 2,
+    ])
+    return per_harmonic.max(axis=1)
+
+
+def floor_speeds(fraction: float, reachable: np.ndarray) -> np.ndarray:
+    """f_j = ``fraction`` x v_j (:func:`reachable_speed`); 0 (no floor) where v_j is not finite or positive, or
+    the fraction is 0."""
+    v = np.asarray(reachable, dtype=float).reshape(-1)
+    ok = np.isfinite(v) & (v > 0.0)
+    return np.where(ok, fraction * np.where(ok, v, 0.0), 0.0)
 
 
 class VelocityFloor:
