@@ -86,10 +86,11 @@ def test_reachable_speed_is_the_largest_feasible_single_harmonic():
 
 def _tight_problem(**kw):
     """The planar arm with 4 harmonics of a 5 s period (3 free coefficients per joint at rest order 4): seed 7
-    draws a start whose joint 2 hits a limit at 0.35 rad/s RMS along its direction, below its floor 0.4."""
+    draws a start whose joint 2 hits a limit at 0.35 rad/s RMS along its direction, below its floor (0.2 x its
+    reachable speed 2 rad/s)."""
     limits = JointLimitSet.create(2, [(-math.radians(120), math.radians(120)), (-2.0, 2.0)], [1.5, 2.0], [3.0, 3.0])
     base = dict(period=5.0, harmonics=4, center=[math.radians(10), 0.3], limits=limits, grid_points=100, starts=1,
-                seed=7, max_iterations=25, joint_names=("J1", "J2"))
+                seed=7, max_iterations=25, joint_names=("J1", "J2"), min_rms_velocity=0.2)
     base.update(kw)
     return DesignProblem(**base)
 

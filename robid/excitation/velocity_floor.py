@@ -29,7 +29,8 @@ velocity limit alone is no reference: the UR10e wrist's 2 pi rad/s cannot be app
 acceleration limits in a 20 s period. The set {g >= 0} is not convex (the outside of a ball), so a start may
 begin below it: the starts are lifted onto it first and SLSQP linearises the row (robid.excitation.optimiser).
 A sinusoid of RMS r spends the fraction 1 - (2/pi) arcsin(s / (r sqrt 2)) of its period above the speed s: at
-r = 0.2 x 2.5 rad/s (the TX200 arm) and s = 0.1 rad/s that is 88 %; at r = 0.13 rad/s, 63 %.
+r = 0.2 x 1.8 rad/s (joint 3 of the TX200 3-axis arm in a 4 s period) and s = 0.1 rad/s that is 87 %; at
+r = 0.13 rad/s, 63 %.
 """
 
 from __future__ import annotations

@@ -62,7 +62,8 @@ SPEC = mapping(
     Field("min_rms_velocity", "number", "Excitation floor: every joint's RMS velocity over the period at least "
           "this fraction of its reachable speed: the velocity limit, or the largest single-harmonic velocity "
           "amplitude the position range, acceleration and jerk limits allow in the period (Coulomb friction "
-          "needs motion above the identification's min_speed); 0 turns it off.", minimum=0, exclusive_maximum=1, default=0.2),
+          "needs motion above the identification's min_speed); 0 turns it off.", minimum=0, exclusive_maximum=1,
+          default=0.2),
     LIMITS,
     Field("seed", "integer", "Seed of the multi-start optimiser.", minimum=0, default=0),
     Field("margin", "number", "Safety margin, a fraction of each limit in [0, 0.5).", minimum=0, exclusive_maximum=0.5,
