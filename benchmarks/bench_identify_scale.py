@@ -1,8 +1,11 @@
-"""Identification at scale: ``robid identify --mode nonperiodic`` on long 1 kHz records of a 7-axis robot, from
-the CSV to RESULT.json, wall time and peak memory of the command (a child process: ``ru_maxrss`` of
-``RUSAGE_CHILDREN``).
+"""Identification at scale: ``robid identify --mode nonperiodic --decimate auto`` on long 1 kHz records of a
+7-axis robot, from the CSV to RESULT.json, wall time and peak memory of the command (a child process:
+``ru_maxrss`` of ``RUSAGE_CHILDREN``).
 
-Run: ``python benchmarks/bench_identify_scale.py [SAMPLES ...]`` (default 60 000 and 600 000).
+Run: ``python benchmarks/bench_identify_scale.py [--decimate R|auto] [SAMPLES ...]`` (default: auto, 60 000 and
+600 000 samples). ``--decimate auto`` keeps every r-th row of the low-passed torques and regressor, the largest r
+that keeps the rate at or above 5 times the cut-off (parallel decimation, docs/signals.md section 7); ``1`` keeps
+every row.
 
 The record (deterministic, seed 14): the Franka Panda of ``measurements/franka_panda/panda.yaml`` (7 axes, 64 base
 parameters) moving along a non-periodic sum of 12 sines per joint at incommensurate frequencies (0.05-1.2 Hz,
@@ -77,20 +80,24 @@ def write_record(path: Path, samples: int, seed: int = SEED, chunk: int = 50_000
             np.savetxt(f, np.column_stack([t, q, tau]), delimiter=",", fmt="%.12g")
 
 
-def run_case(samples: int, folder: Path) -> dict:
+def run_case(samples: int, folder: Path, decimate: str = "auto") -> dict:
     path = folder / f"panda_{samples}.csv"
     t0 = time.perf_counter()
     write_record(path, samples)
     t_write = time.perf_counter() - t0
     out = folder / "RESULT.json"
     cmd = [str(Path(sys.executable).with_name("robid")), "identify", str(ROBOT), str(path), "--mode", "nonperiodic",
-           "--out", str(out), "-q"]
+           "--out", str(out), "-q", "--decimate", decimate]
     t1 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     wall = time.perf_counter() - t1
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command is this process's only child
     deviation = _deviation(out)
+    processed = json.loads(out.read_text())["data"][0]
     return {
+        "rows": processed["samples"],
+        "rate_hz": processed["sample_rate_hz"],
+        "cutoff_hz": processed["cutoff_hz"],
         "samples": samples,
         "csv_mb": path.stat().st_size / 1e6,
         "write_csv_s": t_write,
@@ -117,30 +124,35 @@ def _deviation(path: Path) -> float:
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[2:]] if len(sys.argv) > 2 and sys.argv[1] == "--case" else None
-    if sizes:
+    args = sys.argv[1:]
+    decimate = "auto"
+    if args[:1] == ["--decimate"]:
+        decimate, args = args[1], args[2:]
+    if args[:1] == ["--case"]:
         with tempfile.TemporaryDirectory() as tmp:
-            print(json.dumps(run_case(sizes[0], Path(tmp))))
+            print(json.dumps(run_case(int(args[1]), Path(tmp), decimate)))
         return
-    sizes = [int(a) for a in sys.argv[1:]] or [60_000, 600_000]
+    sizes = [int(a) for a in args] or [60_000, 600_000]
     print(f"## Identification at scale — {time.strftime('%Y-%m-%d')}, {platform.node()}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f} (`benchmarks/bench_identify_scale.py`)\n")
-    print("7-axis Franka Panda, 1 kHz, `robid identify --mode nonperiodic` from CSV to RESULT.json (nominal-model "
-          "torques plus 1 % noise; target for 600 000 samples: <= 20 s, <= 2 GB)\n")
+    print(f"7-axis Franka Panda, 1 kHz, `robid identify --mode nonperiodic --decimate {decimate}` from CSV to "
+          "RESULT.json (nominal-model torques plus 1 % noise; target for 600 000 samples: <= 20 s, <= 2 GB)\n")
     from robid.identification.datasets import QR_WORKERS
     from robid.signals.streamed_filter import WORKERS
 
     print(f"Threads: OPENBLAS_NUM_THREADS=1, OMP_NUM_THREADS=1 (BLAS and LAPACK on one thread); robid's own: "
           f"{WORKERS} for the streamed filter's channel groups, {QR_WORKERS} for the joints' streaming QR, 1 "
           "evaluating the next regressor block (results the same as on one thread)\n")
-    print("| samples | CSV | identify wall time (CPU time) | peak RSS | max abs(identified - nominal) / std |")
-    print("|---|---|---|---|---|")
+    print("| samples | CSV | cut-off | rows kept (rate) | identify wall time (CPU time) | peak RSS "
+          "| max abs(identified - nominal) / std |")
+    print("|---|---|---|---|---|---|---|")
     for n in sizes:
         env = dict(os.environ, MPLBACKEND="Agg", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-        out = subprocess.run([sys.executable, __file__, "--case", str(n)], env=env, check=True, capture_output=True,
-                             text=True)
+        out = subprocess.run([sys.executable, __file__, "--decimate", decimate, "--case", str(n)], env=env,
+                             check=True, capture_output=True, text=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"| {r['samples']} | {r['csv_mb']:.0f} MB | {r['identify_s']:.1f} s ({r['cpu_s']:.1f} s) "
+        print(f"| {r['samples']} | {r['csv_mb']:.0f} MB | {r['cutoff_hz']:.3g} Hz "
+              f"| {r['rows']} ({r['rate_hz']:.4g} Hz) | {r['identify_s']:.1f} s ({r['cpu_s']:.1f} s) "
               f"| {r['peak_rss_mb']:.0f} MB "
               f"| {r['max_deviation_std']:.2f} |")
 

@@ -83,3 +83,35 @@ def test_independent_blocks_change_nothing():
     blocks = wls(W, tau, correlation=RowCorrelation((RowBlock(100), RowBlock(200))))
     assert np.allclose(plain.values, blocks.values) and np.allclose(plain.covariance, blocks.covariance)
     assert blocks.white_sigma is None
+
+
+def test_decimated_rows_keep_honest_std_and_lose_little():
+    """Parallel decimation (every 4th row: 62.5 Hz, above 5 times the 12 Hz cut-off): the covariance from the band
+    of F F^T on the decimated rows (RowNoise.gram, no F^T) matches the scatter over seeds, the white noise level is
+    found, and the estimates scatter hardly more than with every row."""
+    rng = np.random.default_rng(0)
+    W = smooth_regressor(rng)
+    beta = rng.normal(size=P)
+    full = signal.sosfiltfilt(SOS, W.reshape(N, -1), axis=0).reshape(N, DOF, P)
+    pick = slice(EDGE, N - EDGE, 4)
+    noise = _row_noise(SOS, CUTOFF, RATE, N, pick)
+    assert noise.gram is not None
+    decimated = RowCorrelation((RowBlock(full[pick].shape[0], noise.transpose, noise.power_gain, gram=noise.gram),))
+    every = _row_noise(SOS, CUTOFF, RATE, N, PICK)
+    dense = RowCorrelation((RowBlock(full[PICK].shape[0], every.transpose, every.power_gain),))
+    runs = {"decimated": [], "every row": []}
+    white = []
+    for _ in range(40):
+        tau = signal.sosfiltfilt(SOS, W @ beta + rng.normal(size=(N, DOF)) * SIGMA, axis=0)
+        fit = wls(full[pick], tau[pick], correlation=decimated)
+        runs["decimated"].append((fit.values, fit.std))
+        white.append(fit.white_sigma)
+        ref = wls(full[PICK], tau[PICK], correlation=dense)
+        runs["every row"].append((ref.values, ref.std))
+    ratio = median_ratio(runs["decimated"])
+    scatter = {k: np.array([v for v, _ in pairs]).std(axis=0, ddof=1) for k, pairs in runs.items()}
+    loss = float(np.median(scatter["decimated"] / scatter["every row"]))
+    print(f"\ndecimated by 4: scatter / reported std {ratio:.3f}, scatter against every row {loss:.3f}")
+    assert 0.85 <= ratio <= 1.15
+    assert np.allclose(np.mean(white, axis=0), SIGMA, rtol=0.05)
+    assert loss < 1.1

@@ -141,12 +141,13 @@ def assert_same(a, b, path="", rtol=1e-7):
         assert a == b, (path, a, b)
 
 
-@pytest.mark.parametrize("method", ["wls", "ols"])
-def test_streamed_identification_equals_the_stacked_one(tmp_path, monkeypatch, method):
+@pytest.mark.parametrize(("method", "decimate"), [("wls", 1), ("ols", 1), ("wls", None)])
+def test_streamed_identification_equals_the_stacked_one(tmp_path, monkeypatch, method, decimate):
     robot = robid.load_robot("puma560")
     ident = write_run(robot, tmp_path / "id.csv", 1)
     val = write_run(robot, tmp_path / "val.csv", 2, duration=12.0)
-    options = IdentificationOptions(method=method, processing=ProcessingOptions(mode="nonperiodic", min_speed=0.05))
+    options = IdentificationOptions(method=method, processing=ProcessingOptions(mode="nonperiodic", min_speed=0.05,
+                                                                                decimate=decimate))
     streamed = run_identification(robot, [ident], options, validation_files=[val])
     assert isinstance(streamed.datasets[0].W, CompactRegressor)
     assert isinstance(streamed.validation_sets[0].W, CompactRegressor)
@@ -154,6 +155,10 @@ def test_streamed_identification_equals_the_stacked_one(tmp_path, monkeypatch, m
     monkeypatch.setattr(identify_module, "_streamed", lambda robot, o: False)
     stacked = run_identification(robot, [ident], options, validation_files=[val])
     assert isinstance(stacked.datasets[0].W, np.ndarray)
+    if decimate is None:  # automatic: rate >= 5 fc, and the largest such factor
+        p = streamed.datasets[0].processed
+        r = p.decimation
+        assert r > 1 and p.sample_rate >= 5 * p.cutoff_hz > 500.0 / (r + 1)
 
     s, t = streamed.estimate, stacked.estimate
     assert np.allclose(s.values, t.values, rtol=1e-9, atol=1e-12 * np.abs(t.values).max())
@@ -170,3 +175,19 @@ def test_streamed_identification_equals_the_stacked_one(tmp_path, monkeypatch, m
     write_result(tmp_path / "stacked.json", stacked.record)
     assert_same(json.loads((tmp_path / "streamed.json").read_text()),
                 json.loads((tmp_path / "stacked.json").read_text()))
+
+
+@pytest.mark.parametrize("step", [7, 40])
+def test_decimated_rows_gram_is_the_transpose_products(step):
+    """RowNoise.gram of decimated rows (the band of F F^T, robid.signals.nonperiodic_path.toeplitz_gram) against
+    (F^T x)^T (F^T x) with F^T applied as a filter (RowNoise.transpose)."""
+    n = 6000
+    pick = slice(200, n - 200, step)
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(len(range(n)[pick]), 5)).cumsum(axis=0)
+    x[:, 3] = 0.0
+    x[: x.shape[0] // 2, 4] = 0.0
+    noise = _row_noise(SOS, 3.0, 500.0, n, pick)
+    z = noise.transpose(x)
+    reference = z.T @ z
+    assert np.allclose(noise.gram(x), reference, rtol=1e-9, atol=1e-9 * np.abs(reference).max())

@@ -78,8 +78,10 @@ def add_processing_arguments(p) -> None:
     g.add_argument(
         "--filter-order", type=int, default=4, metavar="N", help="Butterworth filter order, non-periodic (default 4)"
     )
-    g.add_argument("--decimate", type=int, default=1, metavar="R",
-                   help="keep every R-th sample (non-periodic; default 1)")
+    g.add_argument("--decimate", type=decimation, default=1, metavar="R",
+                   help="keep every R-th sample after the low-pass (non-periodic; default 1), or 'auto': the largest R "
+                   "that keeps the rate at or above 5 times the cut-off (parallel decimation: the least squares on "
+                   "1/R of the rows, their correlation kept in the covariance; docs/signals.md section 7)")
     g.add_argument("--keep-all-periods", action="store_true",
                    help="periodic: do not leave out transient periods from the average")
     s = p.add_argument_group("data selection")
@@ -106,6 +108,19 @@ def add_screening_arguments(p, title: str) -> None:
                    help="largest time step allowed, in median time steps (default 10)")
     v.add_argument("--allow-constant", metavar="LIST", help="channels that may be constant, e.g. q4,q5 or qd")
     v.add_argument("--allow-saturated", metavar="LIST", help="torque/current channels that may sit at a limit")
+
+
+def decimation(text: str) -> int | None:
+    """The --decimate value: a positive integer, or ``auto`` (None: robid.signals.ProcessingOptions.decimate)."""
+    if text.strip() == "auto":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}")
+    return value
 
 
 def parse_harmonics(text: str) -> tuple[int, ...]:

@@ -43,6 +43,9 @@ class RowBlock:
     samples: int
     transpose: Callable[[np.ndarray], np.ndarray] | None = None
     power_gain: float = 1.0
+    #: ``gram(x)`` = (F^T x)^T (F^T x) (k, k) computed without F^T (e.g. from the band of F F^T on decimated rows);
+    #: None: from ``transpose``
+    gram: Callable[[np.ndarray], np.ndarray] | None = None
 
     @property
     def independent(self) -> bool:
@@ -100,6 +103,9 @@ def prepare(correlation: RowCorrelation, W: np.ndarray, used: np.ndarray) -> Noi
         part = W[start : start + block.samples]
         start += block.samples
         for j in range(dof):  # joint by joint: F^T's output is longer than the block
+            if block.gram is not None:
+                out[j] += block.gram(part[:, j, :])
+                continue
             z = part[:, j, :] if block.independent else np.asarray(block.transpose(part[:, j, :]), dtype=float)
             out[j] += z.T @ z
     return NoiseModel(filtered=out, trace=noise_trace(correlation, used))

@@ -108,7 +108,7 @@ def closed_loop_estimate(robot, sets: tuple[DataSet, ...], method: str, start: E
     moves: list[float] = []
     est = start
     for _ in range(options.max_iterations):
-        runs = [simulated_regressor(robot, values, d, ref, options.feedforward, processing_for(d.source).decimate,
+        runs = [simulated_regressor(robot, values, d, ref, options.feedforward, d.processed.decimation,
                                     coulomb) for d, ref in zip(sets, references, strict=True)]
         Z = np.concatenate([r[0] for r in runs])
         tracking = tuple(r[1] for r in runs)

@@ -362,7 +362,8 @@ def row_correlation(datasets: list[DataSet]) -> RowCorrelation:
         if noise is None:
             blocks.append(RowBlock(samples=d.W.shape[0]))
         else:
-            blocks.append(RowBlock(samples=d.W.shape[0], transpose=noise.transpose, power_gain=noise.power_gain))
+            blocks.append(RowBlock(samples=d.W.shape[0], transpose=noise.transpose, power_gain=noise.power_gain,
+                                   gram=noise.gram))
     return RowCorrelation(tuple(blocks))
 
 
@@ -428,6 +429,11 @@ def _filtered_gram(d: DataSet) -> np.ndarray:
         if noise is None:
             part = np.asarray(d.W[:, j, :])
             out[j] = part.T @ part
+        elif isinstance(d.W, CompactRegressor) and noise.gram is not None:
+            where, cols = d.W.row_columns(j)
+            out[j][np.ix_(cols, cols)] = noise.gram(d.W.data[:, where])
+        elif noise.gram is not None:
+            out[j] = noise.gram(np.asarray(d.W[:, j, :]))
         elif isinstance(d.W, CompactRegressor) and noise.transpose_gram is not None:
             where, cols = d.W.row_columns(j)
             out[j][np.ix_(cols, cols)] = noise.transpose_gram(functools.partial(_stored_rows, d.W.data, where),

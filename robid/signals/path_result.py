@@ -43,6 +43,8 @@ class PathResult:
     rejected: tuple[int, ...] = ()
     row_noise: RowNoise | None = None
     parallel_filter: Callable[[Callable[..., np.ndarray]], np.ndarray] | None = None
+    #: the processed rows are every ``decimation``-th sample of the filtered record (non-periodic path)
+    decimation: int = 1
 
 
 def format_values(values: tuple[float, ...]) -> str:

@@ -42,7 +42,9 @@ class ProcessingOptions:
     (``snr_threshold``), always including ``excited_harmonics`` (those of the designed trajectory).
     ``rate``: resample to this rate. ``start``/``end``: time window of the record to use.
     ``n_periods``: how many periods to use (default: all that fit in the periodic part of the record).
-    ``derivatives``: highest derivative of q to compute (2..4). ``decimate``: integer factor (non-periodic).
+    ``derivatives``: highest derivative of q to compute (2..4). ``decimate``: integer factor, or None:
+    chosen from the cut-off (non-periodic: the largest factor keeping the rate at or above 5 times the cut-off,
+    robid.signals.nonperiodic_path.decimation_factor).
     ``min_speed``: mark (sample, joint) rows with |qd| below it (rad/s, m/s for prismatic joints) as unused;
     None or 0 keeps every row. The library takes it as given; the commands (``robid process``, ``identify``,
     ``payload``) and campaigns default to :data:`robid.defaults.DEFAULT_MIN_SPEED`.
@@ -75,7 +77,7 @@ class ProcessingOptions:
     derivatives: int = 2
     snr_threshold: float = 20.0
     filter_order: int = 4
-    decimate: int = 1
+    decimate: int | None = 1
     reject_periods: bool = True
     min_speed: float | None = None
     torque_band: str = "all"
@@ -115,7 +117,7 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
 
     result = _choose_and_run(t, sig, opts, where, lines)
     measured = measured_velocity(t, qd_file, result, logged_step(measurement.qd)) if qd_file is not None else None
-    if opts.decimate > 1 and result.mode != "nonperiodic":
+    if opts.decimate != 1 and result.mode != "nonperiodic":
         lines.append(f"decimate {opts.decimate} ignored: decimation belongs to the non-periodic path")
     keep, standstill = _mark_unused(result, opts, lines)
     orders = max(2, opts.derivatives)
@@ -149,6 +151,7 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         standstill=tuple((a + origin, b + origin) for a, b in standstill),
         notes=measurement.notes,
         row_noise=result.row_noise,
+        decimation=result.decimation,
         parallel_filter=_with_sign_velocity(result.parallel_filter, measured),
         qd_measured=measured.on_grid if measured is not None else None,
         qd_measured_std=measured.std if measured is not None else None,
@@ -232,8 +235,8 @@ def _check_options(o: ProcessingOptions, where: str) -> None:
         raise RobidInputError("give harmonics or a cut-off, not both")
     if o.derivatives not in (2, 3, 4):
         raise RobidInputError(f"derivatives: 2, 3 or 4, got {o.derivatives!r}")
-    if o.decimate < 1:
-        raise RobidInputError(f"decimate: a positive integer, got {o.decimate!r}")
+    if o.decimate is not None and not (isinstance(o.decimate, (int, np.integer)) and o.decimate >= 1):
+        raise RobidInputError(f"decimate: a positive integer, or None for the automatic factor, got {o.decimate!r}")
     if o.n_periods is not None and o.n_periods < 1:
         raise RobidInputError(f"periods: a positive integer, got {o.n_periods!r}")
     if o.filter_order < 1 or o.filter_order > 12:

@@ -161,6 +161,9 @@ class RowNoise:
     #: ``transpose_gram(rows, k)``: (F^T x)^T (F^T x) (k, k) with x given block by block, ``rows(lo, hi)`` ->
     #: (hi - lo, k), never held whole (None: use ``transpose``)
     transpose_gram: Callable[..., np.ndarray] | None = None
+    #: ``gram(x)``: (F^T x)^T (F^T x) (k, k) of processed rows x (rows, k) without F^T, from the band of F F^T
+    #: (decimated rows: robid.signals.nonperiodic_path.toeplitz_gram); None: use ``transpose``
+    gram: Callable[[np.ndarray], np.ndarray] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -207,6 +210,7 @@ class ProcessedSignals(_Samples):
     standstill: tuple[tuple[float, float], ...] = ()
     notes: tuple[str, ...] = ()
     row_noise: RowNoise | None = None  # filtered (correlated) rows: how white noise reaches them; None: independent
+    decimation: int = 1  # non-periodic path: the processed rows are every decimation-th filtered sample
     # non-periodic path: parallel_filter(evaluate) applies evaluate(q, qd, qdd, v) -> (n, k) on the whole record;
     # parallel_filter(evaluate, block) does it block by block and returns (columns, rows) compactly
     # (edges included; v the velocity for the Coulomb sign: the measured one when the file has it, else qd),
