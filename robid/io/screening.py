@@ -140,6 +140,13 @@ def _message(table: RawTable, row: int, reason: str) -> str:
     return f"{table.file}: row {row}{sep}{reason}"
 
 
+def _not_bad(n: int, bad: dict[int, tuple[int, int, str]]) -> np.ndarray:
+    """The samples 0..n-1 not in ``bad``, increasing (a mask: a 600 000-row record in milliseconds)."""
+    keep = np.ones(n, dtype=bool)
+    keep[[s for s in bad if 0 <= s < n]] = False
+    return np.flatnonzero(keep)
+
+
 def _check_time_order(
     table: RawTable, ref: ChannelRef, bad: dict[int, tuple[int, int, str]], policy: ScreeningPolicy
 ) -> None:
@@ -149,7 +156,7 @@ def _check_time_order(
     next readable row) is a garbage row; of the rest, one longest strictly increasing run is kept and every
     other row is bad (a repeated stamp, or one that runs backwards).
     """
-    candidates = np.asarray([s for s in range(table.n_samples) if s not in bad], dtype=int)
+    candidates = _not_bad(table.n_samples, bad)
     if candidates.size < 3:
         return
     t = table.values[candidates, ref.column]
@@ -225,7 +232,7 @@ def _check_jumps(
     stay within that bound of the last accepted sample.
     """
     channels = [c for c in channels if c.kind in CONTINUOUS_KINDS]
-    candidates = np.asarray([s for s in range(n) if s not in bad], dtype=int)
+    candidates = _not_bad(n, bad)
     if candidates.size < 8 or not channels:
         return
     x = np.column_stack([tables[c.table].values[candidates, c.column] for c in channels])

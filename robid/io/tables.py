@@ -85,6 +85,9 @@ def read_text_table(path: Path, options: ReadOptions, fmt: str) -> RawTable:
         raise RobidInputError(f"{path}: cannot read ({exc.strerror})") from None
     if b"\x00" in raw[:4096]:
         raise RobidInputError(f"{path}: row 1: binary data, not a text file (for .mat files use format: mat)")
+    fast = _plain_csv(path, raw, options, fmt)
+    if fast is not None:
+        return fast
     text = raw.decode("utf-8", errors="replace")
     lines = text.splitlines()
     header = options.header if options.header is not None else fmt == "csv"
@@ -117,6 +120,61 @@ def read_text_table(path: Path, options: ReadOptions, fmt: str) -> RawTable:
     if options.values_per_sample is not None:
         return _flat_table(path, body, np.asarray(line_no, dtype=int), delimiter, options.values_per_sample)
     return _row_table(path, body, np.asarray(line_no, dtype=int), delimiter, names)
+
+
+#: bytes that end a line for str.splitlines besides "\n" (and "\x85", "\u2028", "\u2029": not ASCII)
+_OTHER_LINE_ENDS = (b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
+
+
+def _plain_csv(path: Path, raw: bytes, options: ReadOptions, fmt: str) -> RawTable | None:
+    """The table of a plain delimited file read straight from its bytes by the C parser: ASCII, lines ended by
+    "\n" only, no quotes, no comment option, a header, every row with the header's number of cells (the
+    delimiters add up to exactly ``len(names) - 1`` per row, as :func:`_clean_table` checks). The same numbers
+    and row numbers as the line-by-line path, without decoding and splitting the text into lines (for a 600 000
+    row file, most of its reading time). None when the file is not plain: the general path reads it."""
+    header = options.header if options.header is not None else fmt == "csv"
+    if fmt != "csv" or not header or options.comment is not None or options.values_per_sample is not None:
+        return None
+    if not raw.isascii() or b'"' in raw or any(end in raw for end in _OTHER_LINE_ENDS):
+        return None
+    delimiter = options.delimiter
+    pos, line = 0, 0
+    for _ in range(options.skip_rows):
+        pos = raw.find(b"\n", pos) + 1
+        if pos == 0:
+            return None
+        line += 1
+    while True:  # the header: the first line after the skipped ones that is not blank
+        end = raw.find(b"\n", pos)
+        if end < 0:
+            return None
+        text = raw[pos:end].decode("ascii")
+        pos, line = end + 1, line + 1
+        if text.strip():
+            break
+    names = [n.strip().strip("'") for n in text.split(delimiter)]
+    end = len(raw) - 1 if raw.endswith(b"\n") else len(raw)  # the bytes are never copied: counted in place
+    if end <= pos or raw.endswith(b"\n\n") or not raw[raw.rfind(b"\n", pos, end) + 1 : end].strip():
+        return None  # no rows, or trailing blank lines (the general path drops them)
+    rows = raw.count(b"\n", pos, end) + 1
+    if raw.count(delimiter.encode("ascii"), pos, end) != rows * (len(names) - 1):
+        return None
+    values = _parse_bytes(raw, line, delimiter, len(names), rows)
+    if values is None:
+        return None
+    return RawTable(file=str(path), values=values, rows=np.arange(line + 1, line + rows + 1), names=names)
+
+
+def _parse_bytes(raw: bytes, skip: int, delimiter: str, ncol: int, rows: int) -> np.ndarray | None:
+    """:func:`_parse_block` on the file's bytes after its first ``skip`` lines (the C parser reads them without
+    a text layer); None unless it gives exactly ``rows`` x ``ncol`` numbers."""
+    try:
+        frame = pd.read_csv(io.BytesIO(raw), sep=delimiter, header=None, skiprows=skip, dtype=np.float64,
+                            na_filter=False, skip_blank_lines=False, engine="c")
+    except (ValueError, pd.errors.ParserError):
+        return None
+    array = frame.to_numpy(dtype=float)
+    return array if array.shape == (rows, ncol) else None
 
 
 def _skippable(line: str, comment: str | None) -> bool:

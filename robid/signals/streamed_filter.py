@@ -58,15 +58,14 @@ def zero_phase_blocks(
             head = 2.0 * block[0] - block[edge:0:-1] if padded else block[:0]
             x0 = head[0] if padded else block[0]
             state = zi_unit * x0[None, None, :]
-            active = np.any(head != 0, axis=0) | np.any(block != 0, axis=0) | np.any(state != 0, axis=(0, 1))
+            active = np.any(head, axis=0) | np.any(block, axis=0) | np.any(state, axis=(0, 1))  # nonzero (NaN too)
             if padded:
                 _, state_active = _run(sos, head[:, active], state[:, :, active])
                 state[:, :, active] = state_active
-        elif not active.all():
-            idle = np.flatnonzero(~active)
-            active[idle] = np.any(block[:, idle] != 0, axis=0)
+        elif not active.all():  # the whole block reduced in place: cheaper than gathering the idle channels
+            active |= np.any(block, axis=0)
         cols = np.flatnonzero(active)
-        out, state_cols = _run(sos, block[:, cols], state[:, :, cols])
+        out, state_cols = _run(sos, block, state[:, :, cols], cols)
         state[:, :, cols] = state_cols
         forward.append((start, cols, out))
         if edge:
@@ -103,21 +102,36 @@ def _expand(item: tuple[int, np.ndarray, np.ndarray], cols: np.ndarray) -> np.nd
     return out
 
 
-def _run(sos: np.ndarray, x: np.ndarray, zi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One pass of the cascade along axis 0 from the state ``zi`` (sections, 2, channels): (output, final state).
+def _run(sos: np.ndarray, x: np.ndarray, zi: np.ndarray, columns: np.ndarray | None = None
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """One pass of the cascade along axis 0 over the channels ``columns`` of ``x`` (all when None) from the state
+    ``zi`` (sections, 2, len(columns)): (output, final state).
 
     Each channel is its own recursion, so a wide block is cut into ``WORKERS`` groups of channels filtered at
-    once on threads (scipy's sosfilt runs without the GIL): the same operations on every channel, hence the same
-    numbers as one call."""
-    if x.shape[1] == 0:
-        return np.zeros(x.shape), zi
-    groups = min(WORKERS, x.shape[1] // MIN_CHANNELS)
-    if groups < 2 or x.size < MIN_THREADED:
-        return signal.sosfilt(sos, x, axis=0, zi=zi)
-    cuts = np.linspace(0, x.shape[1], groups + 1).astype(int)
-    parts = list(_pool().map(lambda k: signal.sosfilt(sos, x[:, cuts[k]:cuts[k + 1]], axis=0,
-                                                       zi=zi[:, :, cuts[k]:cuts[k + 1]]), range(groups)))
-    return np.concatenate([p[0] for p in parts], axis=1), np.concatenate([p[1] for p in parts], axis=2)
+    once on threads (scipy's sosfilt and numpy's gathering of the columns run without the GIL): the same
+    operations on every channel, hence the same numbers as one call."""
+    width = x.shape[1] if columns is None else columns.size
+    if width == 0:
+        return np.zeros((x.shape[0], 0)), zi
+
+    def part(a: int, b: int) -> np.ndarray:
+        return x[:, a:b] if columns is None else x[:, columns[a:b]]
+
+    groups = min(WORKERS, width // MIN_CHANNELS)
+    if groups < 2 or x.shape[0] * width < MIN_THREADED:
+        return signal.sosfilt(sos, part(0, width), axis=0, zi=zi)
+    cuts = np.linspace(0, width, groups + 1).astype(int)
+    # channel-major output (sosfilt filters along the last axis and hands back such views), so that the
+    # backward pass reads every channel contiguously; each thread copies its own channels into it
+    out = np.empty((width, x.shape[0])).T
+    final = np.empty_like(zi)
+
+    def group(k: int) -> None:
+        a, b = cuts[k], cuts[k + 1]
+        out[:, a:b], final[:, :, a:b] = signal.sosfilt(sos, part(a, b), axis=0, zi=zi[:, :, a:b])
+
+    list(_pool().map(group, range(groups)))
+    return out, final
 
 
 #: threads that filter a wide block's channels at once (two cores are the machines robid is measured on); 1: no
