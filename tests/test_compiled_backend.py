@@ -8,7 +8,9 @@ vector arithmetic (and FMA contraction where the processor has it), so the compa
 evaluations of the same equations (the numpy code itself is checked against a Lagrangian oracle in
 test_symbolic_core.py). States include the blocks' tail (n not a multiple of the vector width), outputs large
 enough for the non-temporal stores, angles beyond the vector sin/cos range (libm lanes) and reused buffers full
-of NaN (every entry is written).
+of NaN (every entry is written), aligned to 64 bytes (rows stored straight into them when the row length is a
+multiple of the vector width) and misaligned (through the buffer), and the 2- and 8-lane forms of the generated
+code built on this processor (``-DROBID_W``).
 
 The native library is keyed by the processor: another processor's library is never loaded, a library that
 does not match its record is built again, ``ROBID_NATIVE=0`` and ``ROBID_BACKEND=portable`` select the portable
@@ -27,7 +29,7 @@ import numpy as np
 import pytest
 
 import robid
-from robid.dynamics.compiled import CRegressors
+from robid.dynamics.compiled import CRegressors, aligned_empty
 from robid.symbolic import cbuild
 
 ROBOTS = sorted(p.stem for p in (Path(robid.__file__).parent / "model" / "robots").glob("*.yaml"))
@@ -51,6 +53,32 @@ def _states(n: int, dof: int, seed: int, far: bool = False):
 
 def _numpy(robot, program: str):
     return getattr(robot._module, program)
+
+
+def _nan_buffers(shape):
+    """Two NaN-filled outputs: one aligned to 64 bytes, one 8 bytes off (aligned to a double only)."""
+    aligned = aligned_empty(shape)
+    aligned.fill(np.nan)
+    raw = np.full(int(np.prod(shape)) + 8, np.nan)
+    skip = (-raw.ctypes.data % 64) // 8 + 1
+    misaligned = raw[skip : skip + aligned.size].reshape(shape)
+    assert aligned.ctypes.data % 64 == 0 and misaligned.ctypes.data % 32 == 8
+    return {"aligned": aligned, "misaligned": misaligned}
+
+
+def _agree(libraries, robot, label, n, states):
+    """Every library, both programs, aligned and misaligned NaN-filled outputs, against the numpy code."""
+    dof, widths = robot.dof, (len(robot.parameter_names), len(robot.base_parameters().names))
+    for program, width in zip(PROGRAMS, widths, strict=True):
+        expected = _numpy(robot, program)(*states)
+        for lib_label, lib in libraries.items():
+            for kind, out in _nan_buffers((n, dof, width)).items():
+                got = lib.evaluate(program, *states, out=out)
+                assert got is out
+                try:
+                    _close(got, expected)
+                except AssertionError as e:
+                    raise AssertionError(f"{label} {program} {lib_label} n={n} {kind} output: {e}") from None
 
 
 def _close(actual, expected):
@@ -102,17 +130,46 @@ def test_every_compiled_form_agrees_with_the_numpy_code(built_in, name, tmp_path
     }
     stream_n = STREAM_BYTES // (8 * dof * min(widths)) + 3  # the smaller program also streams
     for n, far in ((1, False), (7, True), (37, True), (stream_n, True)):
-        states = _states(n, dof, seed=n, far=far)
-        for program, width in zip(PROGRAMS, widths, strict=True):
-            expected = _numpy(robot, program)(*states)
-            for label, lib in libraries.items():
-                out = np.full((n, dof, width), np.nan)
-                got = lib.evaluate(program, *states, out=out)
-                assert got is out
-                try:
-                    _close(got, expected)
-                except AssertionError as e:
-                    raise AssertionError(f"{name} {program} {label} n={n}: {e}") from None
+        _agree(libraries, robot, name, n, _states(n, dof, seed=n, far=far))
+
+
+@needs_cc
+@pytest.mark.parametrize("name", ["tx200_3axis", "zollo_2dof_elastic"])
+def test_the_two_and_eight_lane_forms_agree_with_the_numpy_code(built_in, name, tmp_path):
+    """The generated code for 2 lanes (SSE2) and 8 lanes (AVX-512) built on this processor (``-DROBID_W``): the
+    transpose of 2 x 2 and 8 x 8 entries, rows of 132 and 56 entries (a multiple of 4 or of 8: stored straight
+    into an aligned output) and of 81 and 26 (the last group of a row entry by entry, through the buffer)."""
+    robot = _robot(built_in, name)
+    folder = robot._c.path.parent
+    dof, widths = robot.dof, (len(robot.parameter_names), len(robot.base_parameters().names))
+    assert {dof * w for w in widths} == {"tx200_3axis": {132, 81}, "zollo_2dof_elastic": {56, 26}}[name]
+    builds = {
+        w: subprocess.Popen(
+            [
+                cbuild.compiler(),
+                *cbuild.NATIVE_FLAGS,
+                f"-DROBID_W={w}",
+                "-Wno-psabi",
+                "-o",
+                str(tmp_path / f"w{w}.so"),
+                str(folder / "model_c.c"),
+                "-lm",
+            ],
+        )
+        for w in (2, 8)
+    }
+    for w, build in builds.items():  # the two compilers run at once
+        assert build.wait(timeout=900) == 0, f"-DROBID_W={w} does not compile"
+    libraries = {f"{w} lanes": CRegressors(tmp_path / f"w{w}.so", dof, *widths) for w in builds}
+    stream_n = STREAM_BYTES // (8 * dof * min(widths)) + 3
+    for n, far in ((1, False), (7, True), (19, True), (stream_n, True)):
+        _agree(libraries, robot, name, n, _states(n, dof, seed=n, far=far))
+
+
+def test_aligned_outputs():
+    for shape in ((1, 1, 1), (3, 6, 54), (1000, 2, 13)):
+        a = aligned_empty(shape)
+        assert a.shape == shape and a.dtype == np.float64 and a.flags["C_CONTIGUOUS"] and a.ctypes.data % 64 == 0
 
 
 @needs_cc

@@ -40,7 +40,8 @@ class CRegressors:
         self.native = native
 
     def evaluate(self, name: str, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, out=None) -> np.ndarray:
-        """``out``: an optional C-contiguous float64 (N, dof, columns) buffer to reuse (no new allocation)."""
+        """``out``: an optional C-contiguous float64 (N, dof, columns) buffer to reuse (no new allocation; one
+        aligned to 64 bytes, as returned here, is written fastest)."""
         fn, width = self._fns[name]
         q, qd, qdd = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, qd, qdd))
         shape = (q.shape[0], self.dof, width)
@@ -51,12 +52,22 @@ class CRegressors:
             and out.flags["C_CONTIGUOUS"]
             and out.flags["ALIGNED"]
         )
-        y = out if usable else np.empty(shape)  # the C code writes every entry
+        y = out if usable else aligned_empty(shape)  # the C code writes every entry
         fn(q, qd, qdd, q.shape[0], y)
         if out is not None and not usable:
             out[...] = y
             return out
         return y
+
+
+def aligned_empty(shape, alignment: int = 64) -> np.ndarray:
+    """An uninitialised C-contiguous float64 array whose first entry is ``alignment``-byte aligned: the batched
+    library writes each group of ROBID_W entries of a row as one aligned vector (non-temporal for large outputs)
+    when the output is aligned to its vectors (64 bytes covers 8 lanes), through a buffer otherwise."""
+    size = int(np.prod(shape))
+    raw = np.empty(size + alignment // 8, dtype=np.float64)
+    skip = (-raw.ctypes.data % alignment) // 8
+    return raw[skip : skip + size].reshape(shape)
 
 
 def load_c_backend(folder: Path, dof: int, n_standard: int, n_base: int) -> CRegressors | None:

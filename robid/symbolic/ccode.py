@@ -13,7 +13,8 @@ columns) row-major out, every entry written):
   ROBID_W lanes, one sample per lane, so that every arithmetic instruction serves 2 (SSE2), 4 (AVX2) or 8
   (AVX-512) samples;
   sin and cos come from one vector kernel (fdlibm's polynomials after a Cody-Waite reduction; libm for
-  |q| > 1e5); finished rows are copied to y with non-temporal stores when y is too large to stay in cache.
+  |q| > 1e5); a block's entries are kept one vector each and written to y transposed in registers, with
+  non-temporal stores when y is too large to stay in cache.
 - :func:`portable_c_function`: the plain per-sample C99 loop (the batched form's fallback, and the standalone
   source of ``robid export-model --format c``).
 """
@@ -125,7 +126,8 @@ def _c_loop(name, out, stride, program, symbols, angle_offsets, exprs, writes) -
 # ---- the batched form of the compiled library ---------------------------------------------------------------------
 #: C prelude of the batched functions (emitted once per file, guarded): vector types of ROBID_W lanes (GCC/clang
 #: vector extensions: 2 lanes on SSE2 (the portable x86-64 build; 4 lanes there took 5x the compile time and ran
-#: slower), 4 with AVX, 8 with AVX-512), the vector sin/cos, lane-wise fallbacks and the copy of finished rows.
+#: slower), 4 with AVX, 8 with AVX-512; ``-DROBID_W=...`` forces a width), the vector sin/cos, lane-wise fallbacks,
+#: the in-register transpose of W entries of W rows and the stores of rows.
 _PRELUDE = r"""
 #ifndef ROBID_BATCH_PRELUDE
 #define ROBID_BATCH_PRELUDE
@@ -136,7 +138,9 @@ _PRELUDE = r"""
 #include <immintrin.h>
 #endif
 /* lanes: the width of the vector registers (wider vectors on SSE2 only cost compile time and spills) */
-#if defined(__AVX512F__)
+#if defined(ROBID_W)
+/* set by the build (tests: the 2- and 8-lane code on any processor) */
+#elif defined(__AVX512F__)
 #define ROBID_W 8
 #elif defined(__AVX__)
 #define ROBID_W 4
@@ -156,9 +160,6 @@ ROBID_INLINE robid_v robid_load(const double *p, long stride, long j) {
     robid_v v;
     for (int l = 0; l < ROBID_W; ++l) v[l] = p[l * stride + j];
     return v;
-}
-ROBID_INLINE void robid_put(double *p, long stride, robid_v v) {
-    for (int l = 0; l < ROBID_W; ++l) p[l * stride] = v[l];
 }
 ROBID_INLINE robid_v robid_splat(double x) {
     robid_v v;
@@ -180,10 +181,12 @@ ROBID_INLINE robid_v robid_vsqrt(robid_v a) {
     for (int l = 0; l < ROBID_W; ++l) r[l] = sqrt(a[l]);
     return r;
 }
-/* sign(x) in {-1, 0, 1}; a vector comparison gives -1 for true */
+/* sign(x) in {-1, 0, 1}: a vector comparison gives all bits set for true, masking the bits of 1.0 (no
+ * integer-to-double conversion: AVX2 has none for 64-bit lanes) */
 ROBID_INLINE robid_v robid_vsign(robid_v x) {
     const robid_v zero = robid_splat(0.0);
-    return __builtin_convertvector((x < zero) - (x > zero), robid_v);
+    const robid_u one = (robid_u)robid_splat(1.0);
+    return (robid_v)((robid_u)(x > zero) & one) - (robid_v)((robid_u)(x < zero) & one);
 }
 
 /* sin and cos of every lane. Reduction x = j pi/2 + r, |r| <= pi/4 (Cody and Waite 1980; pi/2 in three 33-bit
@@ -260,15 +263,64 @@ ROBID_INLINE void robid_copy(double *dst, const double *src, long n, int stream)
     (void)stream;
     memcpy(dst, src, (size_t)n * sizeof(double));
 }
-/* piece p of `parts` of the finished rows src (n doubles) to dst, the pieces' boundaries on dst's 64-byte lines:
- * called between the statements of the next block, so that the memory writes overlap the arithmetic */
-ROBID_INLINE void robid_drain(double *dst, const double *src, long n, int p, int parts, int stream) {
-    if (!dst) return;
-    const long head = (long)((((uintptr_t)0 - (uintptr_t)dst) & 63) / 8);
-    const long lines = (n - head) / 8;
-    const long a = p == 0 ? 0 : head + 8 * (lines * p / parts);
-    const long b = p == parts - 1 ? n : head + 8 * (lines * (p + 1) / parts);
-    robid_copy(dst + a, src + a, b - a, stream);
+/* transpose W vectors of W lanes in place: r[e][l] -> r[l][e] (butterfly of unpack / lane-block shuffles) */
+#if defined(__clang__)
+#define ROBID_SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define ROBID_SHUF(a, b, ...) __builtin_shuffle(a, b, (robid_i){__VA_ARGS__})
+#endif
+ROBID_INLINE void robid_transpose(robid_v *r) {
+#if ROBID_W == 2
+    const robid_v a = ROBID_SHUF(r[0], r[1], 0, 2), b = ROBID_SHUF(r[0], r[1], 1, 3);
+    r[0] = a, r[1] = b;
+#elif ROBID_W == 4
+    const robid_v a0 = ROBID_SHUF(r[0], r[1], 0, 4, 2, 6), a1 = ROBID_SHUF(r[0], r[1], 1, 5, 3, 7);
+    const robid_v a2 = ROBID_SHUF(r[2], r[3], 0, 4, 2, 6), a3 = ROBID_SHUF(r[2], r[3], 1, 5, 3, 7);
+    r[0] = ROBID_SHUF(a0, a2, 0, 1, 4, 5), r[1] = ROBID_SHUF(a1, a3, 0, 1, 4, 5);
+    r[2] = ROBID_SHUF(a0, a2, 2, 3, 6, 7), r[3] = ROBID_SHUF(a1, a3, 2, 3, 6, 7);
+#elif ROBID_W == 8
+    robid_v a[8], b[8];
+    for (int i = 0; i < 8; i += 2) {
+        a[i] = ROBID_SHUF(r[i], r[i + 1], 0, 8, 2, 10, 4, 12, 6, 14);
+        a[i + 1] = ROBID_SHUF(r[i], r[i + 1], 1, 9, 3, 11, 5, 13, 7, 15);
+    }
+    for (int i = 0; i < 8; i += 4)
+        for (int j = 0; j < 2; ++j) {
+            b[i + j] = ROBID_SHUF(a[i + j], a[i + j + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+            b[i + j + 2] = ROBID_SHUF(a[i + j], a[i + j + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        }
+    for (int j = 0; j < 4; ++j) {
+        r[j] = ROBID_SHUF(b[j], b[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        r[j + 4] = ROBID_SHUF(b[j], b[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+#else
+#error "ROBID_W must be 2, 4 or 8"
+#endif
+}
+/* W consecutive entries of a row: non-temporal (p aligned to the vector) or plain (any p) */
+ROBID_INLINE void robid_out(double *p, robid_v v, const int nt) {
+    if (nt) {
+#if defined(__AVX__) && ROBID_W % 4 == 0
+        for (int i = 0; i < ROBID_W; i += 4) {
+            __m256d c;
+            memcpy(&c, (const double *)&v + i, sizeof c);
+            _mm256_stream_pd(p + i, c);
+        }
+        return;
+#elif defined(__SSE2__)
+        for (int i = 0; i < ROBID_W; i += 2) {
+            __m128d c;
+            memcpy(&c, (const double *)&v + i, sizeof c);
+            _mm_stream_pd(p + i, c);
+        }
+        return;
+#endif
+    }
+    memcpy(p, &v, sizeof v);
+}
+/* the first m < W entries */
+ROBID_INLINE void robid_out_part(double *p, robid_v v, int m) {
+    for (int i = 0; i < m; ++i) p[i] = v[i];
 }
 static void robid_fence(void) {
 #if defined(__SSE2__)
@@ -291,9 +343,9 @@ V_INPUTS = {
 }
 
 
-#: pieces in which a block's finished rows are written out during the next block's arithmetic. Measured (UR10e-like
-#: base regressor, N = 10^4, loaded 2-core machine, interleaved runs): 4 pieces 0.188 us/sample, one burst after
-#: the block 0.197, 16 pieces 0.211, 64 pieces 0.269 (each piece adds code that competes for registers)
+#: pieces in which a block's rows are written out during the next block's arithmetic (the memory writes overlap
+#: the arithmetic). With the rows copied from a buffer by a loop (generator 10) 4 pieces were measured best (UR10e-
+#: like base regressor, N = 10^4: 0.188 us/sample against 0.197 in one burst and 0.211 in 16 pieces)
 DRAIN_PIECES = 4
 
 
@@ -340,6 +392,7 @@ class _VectorPrinter(_CPrinter):
 
 _V = _VectorPrinter()
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def _vector_text(e) -> str:
@@ -362,14 +415,17 @@ def c_function(
 
     Batched: ROBID_W samples at a time (2 with SSE2, 4 with AVX, 8 with AVX-512) evaluate the program on
     vectors, one lane per sample (structure of arrays in registers), sin and cos of each angle from one vector kernel
-    (``robid_vsincos``), intermediates in the order of first use (:func:`_demand_order`) and every entry stored
-    as soon as its inputs exist. A block's rows are completed in one of two small buffers that hold the
-    structural zeros and constant entries once; while the next block computes, the finished one is written to y
-    in ``DRAIN_PIECES`` pieces spread over its statements, with non-temporal stores when y is larger than
-    ``ROBID_STREAM_BYTES`` (writing the 2.6 kB row of a 6-axis robot is the largest cost; going through the
-    cache would read every line of y first, and writing it in one burst would leave the arithmetic waiting on
-    the memory). Compiled with ``-DROBID_SCALAR_ONLY`` (or when the vector printer
-    cannot spell an expression) it is the plain per-sample loop of :func:`portable_c_function`.
+    (``robid_vsincos``), each joint input read just before its first use and the statements in an order that keeps
+    few values live (:func:`_pressure_order`). Each variable entry of the rows is stored as one vector (one of two
+    small buffers: the block's and the previous one's); while the next block computes, the previous one is written
+    to y in ``DRAIN_PIECES`` pieces spread over its statements: W consecutive entries of the W rows at a time,
+    transposed in registers (a W x W butterfly of shuffles), one vector store per row; groups that hold only
+    structural zeros and constants are stored from the constant template. The stores are non-temporal when y is
+    larger than ``ROBID_STREAM_BYTES`` (writing the 2.6 kB row of a 6-axis robot through the cache would read every
+    line of y first) and go straight to y when each group is an aligned vector there (y aligned to a vector, row
+    length a multiple of W); otherwise through a buffer of W rows copied to y. Compiled with
+    ``-DROBID_SCALAR_ONLY`` (or when the vector printer cannot spell an expression) it is the plain per-sample loop
+    of :func:`portable_c_function`.
     """
     scalar = portable_c_function(f"{name}_scalar", program, symbols, angle_offsets, columns)
     try:
@@ -428,64 +484,202 @@ def _batched_function(name, program, symbols, angle_offsets, columns) -> str:
             variable.append((i * width + k, e))
         else:
             template[i * width + k] = float(e)
+    slot = {idx: j for j, (idx, _) in enumerate(variable)}
     assigns = _demand_order(needed_assignments(program, outputs.values()), [e for _, e in variable])
     used = free_symbols(assigns, outputs.values())
     spelling = {key: text.replace("{dof}", str(dof)) for key, text in V_INPUTS.items()}
-    body = [f"    const robid_v {v} = {e};" for v, e in input_statements(symbols, used, angle_offsets, spelling)]
-    # each entry is stored as soon as its last input exists: short live ranges, fewer registers spilled
-    position = {s: k for k, (s, _) in enumerate(assigns)}
-    after: dict[int, list[str]] = {}
-    for idx, e in variable:
-        last = max((position[f] for f in e.free_symbols if f in position), default=-1)
-        after.setdefault(last, []).append(f"    robid_put(rows + {idx}, {stride}, {_vector_text(e)});")
-    body += after.get(-1, [])
-    for k, (s, e) in enumerate(assigns):
-        body.append(f"    const robid_v {s.name} = {_vector_text(e)};")
-        body += after.get(k, [])
-    total = f"ROBID_W * {stride}"
+    # each joint input is read just before its first use, the statements in an order that keeps few values live
+    # (a vector register holds a value of every lane; spilled ones cost a store and loads)
+    pending = _input_lines(input_statements(symbols, used, angle_offsets, spelling))
+    order = {text: k for k, (_, text) in enumerate(pending)}
+    body = []
+
+    def emit(line, e):
+        names, inputs = {f.name for f in e.free_symbols}, []
+        while True:  # the inputs it reads, and the inputs those read (a sign reads its velocity)
+            needed = [item for item in pending if item[0] & names]
+            if not needed:
+                break
+            names = set().union(*(set(_IDENT.findall(text)) for _, text in needed))
+            for item in needed:
+                pending.remove(item)
+                inputs.append(item[1])
+        body.extend(sorted(inputs, key=order.__getitem__))  # declaration order: a velocity before its sign
+        body.append(line)
+
+    for kind, target, e in _pressure_order(assigns, [(slot[idx], e) for idx, e in variable]):
+        text = _vector_text(e)
+        emit(f"    const robid_v {target.name} = {text};" if kind == "a" else f"    T[{target}] = {text};", e)
     parts = DRAIN_PIECES
     drained, done = [], 0  # the previous block's rows go out in `parts` pieces spread over this block's statements
     for k, statement in enumerate(body):
         drained.append(statement)
         while done < (k + 1) * parts // len(body):
-            drained.append(f"    robid_drain(dst, prev, {total}, {done}, {parts}, stream);")
+            drained.append(
+                f"    if (dst) {{ if (nt) {name}_drain{done}(dst, prev, 1); else {name}_drain{done}(dst, prev, 0); }}"
+            )
             done += 1
-    values = ", ".join(repr(v) for v in template)
+    drained += [  # (a program without statements)
+        f"    if (dst) {{ if (nt) {name}_drain{p}(dst, prev, 1); else {name}_drain{p}(dst, prev, 0); }}"
+        for p in range(done, parts)
+    ]
+    nvar = max(len(variable), 1)
+    values = ", ".join(repr(v) for v in template + [0.0] * 8)
     lines = [
-        f"static const double {name}_template[{stride}] = {{{values}}};",
+        f"static const double {name}_template[{stride + 8}] __attribute__((aligned(64))) = {{{values}}};",
         "",
-        "/* ROBID_W samples: q, qd, qdd (ROBID_W, dof) row-major; their rows' variable entries into rows; meanwhile",
-        " * the previous block's rows prev to dst (none when dst is NULL) */",
-        f"static void {name}_block(const double *q, const double *qd, const double *qdd, double *rows,",
-        "                         double *dst, const double *prev, int stream) {",
+        "/* rows of the block whose variable entries are T (one vector per entry, a lane per sample) to d, W rows of",
+        f" * {stride} doubles: W entries of the W rows at a time, transposed in registers (non-temporal when nt) */",
+    ]
+    for w in (2, 4, 8):
+        lines.append(f"#{'if' if w == 2 else 'elif'} ROBID_W == {w}")
+        lines += _drain_pieces(name, w, stride, template, slot, parts)
+    lines += ["#endif", ""]
+    total = f"ROBID_W * {stride}"
+    lines += [
+        f"static __attribute__((noinline)) void {name}_drain_all(double *dst, const robid_v *prev, int nt) {{",
+        *[f"    if (nt) {name}_drain{p}(dst, prev, 1); else {name}_drain{p}(dst, prev, 0);" for p in range(parts)],
+        "}",
+        "",
+        "/* ROBID_W samples: q, qd, qdd (ROBID_W, dof) row-major; their variable entries into T; meanwhile the",
+        " * previous block's rows (variable entries prev) to dst (none when dst is NULL) */",
+        f"static void {name}_block(const double *q, const double *qd, const double *qdd, robid_v *restrict T,",
+        "                         double *dst, const robid_v *restrict prev, int nt) {",
         *drained,
         "}",
         "",
         f"void {name}(const double *q, const double *qd, const double *qdd, long n, double *y) {{",
-        f"    double buffers[2][{total}];  /* the rows of two blocks: one computed while the other is written out */",
-        "    for (int b = 0; b < 2; ++b)",
-        "        for (int l = 0; l < ROBID_W; ++l)",
-        f"            memcpy(buffers[b] + l * {stride}, {name}_template, sizeof {name}_template);",
+        f"    robid_v T[2][{nvar}];  /* the variable entries of two blocks: one computed while the other is written */",
+        f"    double bounce[{total} + 8] __attribute__((aligned(64)));",
         f"    const int stream = (double)n * {stride * 8} >= (double)ROBID_STREAM_BYTES;",
+        "    /* rows straight to y when every W entries of a row are one aligned vector there; else through bounce */",
+        f"    const int direct = {stride} % ROBID_W == 0 && (uintptr_t)y % sizeof(robid_v) == 0;",
+        "    const int nt = stream && direct;",
         "    double *dst = 0;",
-        "    const double *prev = 0;",
+        "    const robid_v *prev = 0;",
         "    long k = 0;",
         "    for (int b = 0; k + ROBID_W <= n; k += ROBID_W, b ^= 1) {",
-        f"        {name}_block(q + {dof} * k, qd + {dof} * k, qdd + {dof} * k, buffers[b], dst, prev, stream);",
+        f"        {name}_block(q + {dof} * k, qd + {dof} * k, qdd + {dof} * k, T[b], direct ? dst : (dst ? bounce : 0),"
+        " prev, nt);",
+        f"        if (dst && !direct) robid_copy(dst, bounce, {total}, stream);",
         f"        dst = y + {stride} * k;",
-        "        prev = buffers[b];",
+        "        prev = T[b];",
         "    }",
-        f"    if (dst) robid_copy(dst, prev, {total}, stream);",
+        "    if (dst) {",
+        f"        {name}_drain_all(direct ? dst : bounce, prev, nt);",
+        f"        if (!direct) robid_copy(dst, bounce, {total}, stream);",
+        "    }",
         "    if (k < n) {  /* the last samples, padded with zero states */",
         f"        double tq[ROBID_W * {dof}] = {{0}}, tqd[ROBID_W * {dof}] = {{0}}, tqdd[ROBID_W * {dof}] = {{0}};",
         f"        const size_t m = (size_t)(n - k) * {dof} * sizeof(double);",
         f"        memcpy(tq, q + {dof} * k, m);",
         f"        memcpy(tqd, qd + {dof} * k, m);",
         f"        memcpy(tqdd, qdd + {dof} * k, m);",
-        f"        {name}_block(tq, tqd, tqdd, buffers[0], 0, 0, 0);",
-        f"        memcpy(y + {stride} * k, buffers[0], (size_t)(n - k) * {stride} * sizeof(double));",
+        f"        {name}_block(tq, tqd, tqdd, T[0], 0, 0, 0);",
+        f"        {name}_drain_all(bounce, T[0], 0);",
+        f"        memcpy(y + {stride} * k, bounce, (size_t)(n - k) * {stride} * sizeof(double));",
         "    }",
         "    if (stream) robid_fence();",
         "}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _drain_pieces(name, w, stride, template, slot, parts) -> list[str]:
+    """``{name}_drain{p}(d, T, nt)`` for p < parts, for ``w`` lanes: the rows d (w rows of ``stride`` entries) in
+    groups of w consecutive entries; a group of constants is the template's (the same in every row), any other
+    the transpose of its entries' vectors (``T[slot]``, a lane per row; constants broadcast): one vector per row.
+    The last group of rows whose length is not a multiple of w is stored entry by entry."""
+    groups = []
+    for g in range(0, stride, w):
+        m = min(w, stride - g)
+        rows = [f"d + {row * stride + g}" for row in range(w)]
+
+        def store(r, v, m=m):
+            return f"robid_out({r}, {v}, nt);" if m == w else f"robid_out_part({r}, {v}, {m});"
+
+        if not any(g + e in slot for e in range(m)):
+            code = [f"robid_v c; memcpy(&c, {name}_template + {g}, sizeof c);"] + [store(r, "c") for r in rows]
+        else:
+            vectors = [
+                f"T[{slot[g + e]}]" if g + e in slot else f"robid_splat({template[g + e] if e < m else 0.0!r})"
+                for e in range(w)
+            ]
+            code = [f"robid_v r[{w}] = {{{', '.join(vectors)}}};", "robid_transpose(r);"]
+            code += [store(r, f"r[{row}]") for row, r in enumerate(rows)]
+        groups.append("    { " + " ".join(code) + " }")
+    out = []
+    for p in range(parts):
+        out.append(f"ROBID_INLINE void {name}_drain{p}(double *d, const robid_v *T, const int nt) {{")
+        out += groups[len(groups) * p // parts : len(groups) * (p + 1) // parts]
+        out.append("}")
+    return out
+
+
+_SIN, _COS = re.compile(r"^robid_vsin\((.*)\)$"), re.compile(r"^robid_vcos\((.*)\)$")
+
+
+def _input_lines(statements) -> list[tuple[set, str]]:
+    """``(names, declaration)`` of the joint inputs; the sine and cosine of one angle from one ``robid_vsincos``
+    call (the compiler does not merge two calls: each has its own libm branch)."""
+    cosines = {m.group(1): v for v, e in statements if (m := _COS.match(e))}
+    sines = {m.group(1): v for v, e in statements if (m := _SIN.match(e))}
+    lines = []
+    for v, e in statements:
+        s, c = _SIN.match(e), _COS.match(e)
+        if s and s.group(1) in cosines:
+            cv = cosines[s.group(1)]
+            text = (
+                f"    const robid_sc sc_{v} = robid_vsincos({s.group(1)});\n"
+                f"    const robid_v {v} = sc_{v}.s, {cv} = sc_{v}.c;"
+            )
+            lines.append(({v, cv}, text))
+        elif c and c.group(1) in sines:
+            continue
+        else:
+            lines.append(({v}, f"    const robid_v {v} = {e};"))
+    return lines
+
+
+def _pressure_order(assigns, stores) -> list[tuple]:
+    """A list schedule of the assignments ``(symbol, expression)`` (in demand order, :func:`_demand_order`) and of
+    the stores ``(slot, expression)`` of the output entries that keeps few values live: of the statements whose
+    inputs exist, the one that ends the most live ranges net of the one it starts (Sethi and Ullman's aim on a
+    DAG, greedily), on ties the earliest in demand order (an entry's store as soon as its last input exists).
+    Returns ``("a", symbol, expression)`` and ``("s", slot, expression)`` in that order."""
+    defs = {s for s, _ in assigns}
+    position = {s: k for k, (s, _) in enumerate(assigns)}
+    nodes = [("a", s, e) for s, e in assigns] + [("s", j, e) for j, e in stores]
+    deps = [{f for f in e.free_symbols if f in defs} for _, _, e in nodes]
+    rank = [
+        (position[t], 0) if kind == "a" else (max((position[f] for f in d), default=-1), 1)
+        for (kind, t, _), d in zip(nodes, deps, strict=True)
+    ]
+    uses: dict = {}  # remaining uses of each value
+    users: dict = {}
+    for k, d in enumerate(deps):
+        for f in d:
+            uses[f] = uses.get(f, 0) + 1
+            users.setdefault(f, []).append(k)
+    missing = [len(d) for d in deps]
+    ready = {k for k, m in enumerate(missing) if m == 0}
+
+    def score(k):
+        kind, t, _ = nodes[k]
+        ended = sum(1 for f in deps[k] if uses[f] == 1)
+        started = 1 if kind == "a" and uses.get(t, 0) > 0 else 0
+        return started - ended, rank[k]
+
+    out = []
+    while ready:
+        k = min(ready, key=score)
+        ready.remove(k)
+        out.append(nodes[k])
+        for f in deps[k]:
+            uses[f] -= 1
+        if nodes[k][0] == "a":
+            for u in users.get(nodes[k][1], ()):
+                missing[u] -= 1
+                if missing[u] == 0:
+                    ready.add(u)
+    return out
