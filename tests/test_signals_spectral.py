@@ -211,9 +211,12 @@ def test_single_rest_to_rest_period_with_different_end_poses():
 def test_nonperiodic_path_trims_edges_and_estimates_noise(traj):
     st = 0.1
     t, m, tau = make(traj, periods=3, sq=5e-5, st=st, seed=3)
-    p = process(m, ProcessingOptions(mode="nonperiodic", cutoff_hz=4.0))
+    p = process(m, ProcessingOptions(mode="nonperiodic", cutoff_hz=4.0, decimate=1))  # every row
     assert p.mode == "nonperiodic" and p.cutoff_hz == 4.0
     n_edge = p.trimmed[0]
+    auto = process(m, ProcessingOptions(mode="nonperiodic", cutoff_hz=4.0))  # the default: every r-th of those rows
+    r = int(np.floor((1.0 / (t[1] - t[0])) / (5 * 4.0) + 1e-6))  # the largest r with rate / r >= 5 fc
+    assert r > 1 and np.allclose(auto.t, t[n_edge:-n_edge:r])
     assert n_edge > 0 and p.n_samples == t.size - 2 * n_edge
     assert np.allclose(p.t, t[n_edge:-n_edge])
     assert f"{n_edge} samples trimmed" in p.method

@@ -305,6 +305,8 @@ def _base_processing(spec: CampaignSpec, name: str | None = None):
     fields = {"min_speed": DEFAULT_MIN_SPEED, **spec.processing}  # the commands' default (robid.defaults)
     if name is not None:
         fields.update(_measurement(spec, name).processing)
+    if fields.get("decimate") == "auto":
+        fields["decimate"] = None  # ProcessingOptions' automatic factor
     return ProcessingOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
 
 

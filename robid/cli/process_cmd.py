@@ -78,8 +78,9 @@ def add_processing_arguments(p) -> None:
     g.add_argument(
         "--filter-order", type=int, default=4, metavar="N", help="Butterworth filter order, non-periodic (default 4)"
     )
-    g.add_argument("--decimate", type=decimation, default=1, metavar="R",
-                   help="keep every R-th sample after the low-pass (non-periodic; default 1), or 'auto': the largest R "
+    g.add_argument("--decimate", type=decimation, default=None, metavar="R",
+                   help="keep every R-th sample after the low-pass (non-periodic; 1 keeps every row), or 'auto' "
+                   "(default): the largest R "
                    "that keeps the rate at or above 5 times the cut-off (parallel decimation: the least squares on "
                    "1/R of the rows, their correlation kept in the covariance; docs/signals.md section 7)")
     g.add_argument("--keep-all-periods", action="store_true",

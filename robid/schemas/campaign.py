@@ -36,7 +36,8 @@ def _processing(with_period: bool) -> Field:
         Field("derivatives", "integer", "Highest derivative of q computed.", minimum=2, maximum=4, default=2),
         Field("snr_threshold", "number", "Signal-to-noise ratio a harmonic must reach to be kept.", default=20.0),
         Field("filter_order", "integer", "Order of the low-pass filter (non-periodic path).", default=4),
-        Field("decimate", "integer", "Decimation factor (non-periodic path).", minimum=1, default=1),
+        Field("decimate", "integer|string", "Decimation factor of the non-periodic path (1: every row), or auto: the "
+              "largest factor keeping the rate at or above 5 times the cut-off.", default="auto"),
         Field("reject_periods", "boolean", "Leave out periods that differ from the others.", default=True),
         Field("min_speed", "number", "Rows with |qd| below it are not used (Coulomb friction is ill-defined near "
               "velocity reversals); 0 keeps every row. The same default as robid process / identify / payload.",

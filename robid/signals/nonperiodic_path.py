@@ -48,9 +48,10 @@ def decimation_factor(decimate: int | None, fc: float, rate: float) -> int:
     enforces); the automatic rule keeps twice that margin (>= 5 fc: |H|^2 of the order-4 Butterworth is below
     1/1500 at the decimated Nyquist frequency 2.5 fc, so the products of filtered columns are sampled without
     noticeable aliasing). The rows stay correlated; the estimator's covariance uses their exact correlation
-    (:func:`_row_noise`)."""
+    (:func:`_row_noise`). A ratio within 1e-6 of an integer counts as that integer, so that time stamps rounded
+    by their float format (controller clocks counted from 1970) choose the same factor as exact ones."""
     if decimate is None:
-        return max(1, int(np.floor(rate / (AUTO_DECIMATION_RATE * fc))))
+        return max(1, int(np.floor(rate / (AUTO_DECIMATION_RATE * fc) + 1e-6)))
     return int(decimate)
 
 
@@ -61,7 +62,9 @@ def process_nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: s
     q, tau = sig["q"], sig["tau"]
     choice = bands.lowpass_cutoff(o.cutoff_hz, t, q, rate, o.filter_order)
     fc = choice.cutoff
-    r = decimation_factor(o.decimate, fc, rate)
+    # the rate over the whole record for the factor: one step of stamps rounded by their float format is off by
+    # up to 2e-5 relative (t ~ 1.7e9 s), the span by 1e-8
+    r = decimation_factor(o.decimate, fc, (t.size - 1) / float(t[-1] - t[0]))
     orders = max(2, o.derivatives)
     edge = _check_band(fc, rate, r, orders, t.size, where)
     sos = filtering.lowpass_sos(fc, rate, o.filter_order)

@@ -42,8 +42,8 @@ class ProcessingOptions:
     (``snr_threshold``), always including ``excited_harmonics`` (those of the designed trajectory).
     ``rate``: resample to this rate. ``start``/``end``: time window of the record to use.
     ``n_periods``: how many periods to use (default: all that fit in the periodic part of the record).
-    ``derivatives``: highest derivative of q to compute (2..4). ``decimate``: integer factor, or None:
-    chosen from the cut-off (non-periodic: the largest factor keeping the rate at or above 5 times the cut-off,
+    ``derivatives``: highest derivative of q to compute (2..4). ``decimate``: integer factor (1: every row), or None
+    (the default, ``auto`` in files and on the command line): chosen from the cut-off (non-periodic: the largest factor keeping the rate at or above 5 times the cut-off,
     robid.signals.nonperiodic_path.decimation_factor).
     ``min_speed``: mark (sample, joint) rows with |qd| below it (rad/s, m/s for prismatic joints) as unused;
     None or 0 keeps every row. The library takes it as given; the commands (``robid process``, ``identify``,
@@ -77,7 +77,7 @@ class ProcessingOptions:
     derivatives: int = 2
     snr_threshold: float = 20.0
     filter_order: int = 4
-    decimate: int | None = 1
+    decimate: int | None = None
     reject_periods: bool = True
     min_speed: float | None = None
     torque_band: str = "all"
@@ -236,7 +236,7 @@ def _check_options(o: ProcessingOptions, where: str) -> None:
     if o.derivatives not in (2, 3, 4):
         raise RobidInputError(f"derivatives: 2, 3 or 4, got {o.derivatives!r}")
     if o.decimate is not None and not (isinstance(o.decimate, (int, np.integer)) and o.decimate >= 1):
-        raise RobidInputError(f"decimate: a positive integer, or None for the automatic factor, got {o.decimate!r}")
+        raise RobidInputError(f"decimate: a positive integer, or auto (None) for the automatic factor, got {o.decimate!r}")
     if o.n_periods is not None and o.n_periods < 1:
         raise RobidInputError(f"periods: a positive integer, got {o.n_periods!r}")
     if o.filter_order < 1 or o.filter_order > 12:
