@@ -74,7 +74,7 @@ except ImportError:  # not POSIX: the lock-file mode only
 
 _log = logging.getLogger(__name__)
 
-GENERATOR_VERSION = "11"  # 9-10: batched C, native libraries per processor; 11: rows transposed in registers
+GENERATOR_VERSION = "12"  # 9-10: batched C, native libraries per processor; 11-12: rows transposed in registers
 
 #: seconds a process waits for another one deriving the same entry (``$ROBID_CACHE_LOCK_TIMEOUT``)
 LOCK_TIMEOUT_S = 600.0

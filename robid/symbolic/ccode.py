@@ -344,9 +344,10 @@ V_INPUTS = {
 
 
 #: pieces in which a block's rows are written out during the next block's arithmetic (the memory writes overlap
-#: the arithmetic). With the rows copied from a buffer by a loop (generator 10) 4 pieces were measured best (UR10e-
-#: like base regressor, N = 10^4: 0.188 us/sample against 0.197 in one burst and 0.211 in 16 pieces)
-DRAIN_PIECES = 4
+#: the arithmetic; in one burst the non-temporal stores back up and stall it). Measured (UR10e-like base regressor,
+#: 81 groups of 4 entries per block, N = 10^4, streamed; 200 rounds interleaved in one process, loaded 2-core VM),
+#: time per round relative to generator 10: 1 piece 0.79, 4 pieces 0.90, 8 1.01, 16 0.90, 32 0.67, 81 0.64
+DRAIN_PIECES = 32
 
 
 class _Unsupported(Exception):
