@@ -384,4 +384,9 @@ def _check_processing(fields: dict, where: str) -> None:
     from robid.record.codec import from_plain
     from robid.signals import ProcessingOptions
 
+    decimate = fields.get("decimate")
+    if isinstance(decimate, str) and decimate != "auto" or isinstance(decimate, int) and decimate < 1:
+        raise RobidInputError(f"{where}: decimate: expected a positive integer or auto, got {decimate!r}")
+    if decimate == "auto":  # ProcessingOptions' automatic factor (None)
+        fields = {**fields, "decimate": None}
     from_plain(ProcessingOptions, fields, where)
