@@ -61,8 +61,8 @@ from robid.excitation.velocity_floor import (
     DEFAULT_MIN_RMS_VELOCITY,
     VelocityFloor,
     floor_speeds,
+    lift_to_floor,
     reachable_speed,
-    rms_velocity,
 )
 from robid.model.robot_model import RobotModel
 
@@ -288,49 +288,11 @@ class _Evaluator:
         """Every floored joint's RMS velocity >= (1 - tolerance) of its floor at z."""
         return self.floor.met(self.coefficients(z), tolerance)
 
-    def lift_to_floor(
-        self, z: np.ndarray, rng: np.random.Generator, target: float = 1.05, redraws: int = 20
-    ) -> np.ndarray:
-        """A starting point z (drawn against the limits only) with every joint whose RMS velocity is below
-        ``target`` x its floor raised to it, one joint after the other, the limits kept: the joint's coordinates
-        scaled up (bisection on the joint's own factor), and if its direction hits a limit first, up to
-        ``redraws`` new directions of that joint from ``rng`` (the same 1/l scaling as the draws of
-        :mod:`robid.excitation.starts`), each scaled likewise; the first that reaches the target wins, else the
-        one that came closest. SLSQP linearises the floor's rows (a non-convex set) and fails to leave a start
-        deep below it ("positive directional derivative"), so the start begins on the floor wherever the limits
-        allow one joint to reach it alone."""
+    def lift_to_floor(self, z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """A starting point z raised onto the excitation floor within the limits
+        (:func:`robid.excitation.velocity_floor.lift_to_floor`)."""
         z = np.array(z, dtype=float).reshape(self.p.dof, self.r)
-        h = self.p.harmonics
-        scale = np.concatenate([np.arange(1, h + 1), np.arange(1, h + 1)]).astype(float)
-        for j in self.floor.joints:
-            need = target * self.floor.floor[j]
-            if rms_velocity(self.coefficients(z))[j] >= need:
-                continue
-
-            def raised(zj: np.ndarray, j=j, need=need) -> tuple[float, np.ndarray]:
-                """(RMS velocity, coordinates) of joint j's direction zj scaled as far as the limits allow, up
-                to the target."""
-                trial = z.copy()
-
-                def feasible_at(v: np.ndarray) -> bool:
-                    trial[j] = float(v[0]) * zj
-                    return self.feasible(trial)
-
-                norm_rms = float(np.linalg.norm(zj)) / math.sqrt(2.0)  # RMS velocity of zj (Parseval)
-                if norm_rms == 0.0:
-                    return 0.0, zj
-                alpha = largest_feasible_scale(feasible_at, np.ones(1), upper=need / norm_rms)
-                return alpha * norm_rms, alpha * zj
-
-            best = raised(z[j])
-            for _ in range(redraws if best[0] < need else 0):
-                candidate = raised((rng.standard_normal(2 * h) / scale) @ self.null)
-                if candidate[0] > best[0]:
-                    best = candidate
-                if best[0] >= need * (1.0 - 1e-9):
-                    break
-            z[j] = best[1]
-        return z
+        return lift_to_floor(z, self.floor, self.coefficients, self.feasible, self.null, self.p.harmonics, rng)
 
     def largest_feasible_scale(self, z: np.ndarray) -> float:
         """Largest alpha in [0, 1] (bisection) with z scaled by alpha feasible; 0 if only the centre pose is."""
@@ -438,7 +400,7 @@ def design_excitation(
                 f"design: start {s + 1}/{problem.starts} done: {problem.criterion} "
                 f"{_display(f, problem.criterion):.4g} ({rec.iterations} iterations, {rec.seconds:.1f} s)"
             )
-            closest = _closest_to_floor(problem, ev, z, closest)
+            closest = _closest_to_floor(ev, z, closest)
             if rec.floor_met and (best is None or f < best[0]):
                 best = (f, z.copy(), s)
                 best_value[0] = f
@@ -447,7 +409,8 @@ def design_excitation(
 
     assert len(records) == problem.starts
     if best is None:
-        raise ValueError(_floor_missed(problem, ev, closest[1], len(records)))
+        names = problem.joint_names or tuple(f"q{j + 1}" for j in range(problem.dof))
+        raise ValueError(ev.floor.missed(ev.coefficients(closest[1]), names, problem.min_rms_velocity, len(records)))
     x = ev.coefficients(best[1])
     h = problem.harmonics
     names = problem.joint_names or tuple(f"q{j + 1}" for j in range(problem.dof))
@@ -458,26 +421,10 @@ def design_excitation(
     return DesignResult(traj, criteria, check, tuple(records), best[2], time.perf_counter() - t_start, problem)
 
 
-def _closest_to_floor(problem: DesignProblem, ev: _Evaluator, z: np.ndarray, closest):
+def _closest_to_floor(ev: _Evaluator, z: np.ndarray, closest):
     """(min_j RMS velocity_j / floor_j, z) of whichever of ``z`` and ``closest`` comes nearer the floor."""
-    floor = problem.floor_speeds()
-    floored = floor > 0.0
-    ratio = float(np.min(rms_velocity(ev.coefficients(z))[floored] / floor[floored], initial=math.inf))
+    ratio = ev.floor.worst_ratio(ev.coefficients(z))
     return (ratio, z) if closest is None or ratio > closest[0] else closest
-
-
-def _floor_missed(problem: DesignProblem, ev: _Evaluator, z: np.ndarray, starts: int) -> str:
-    """The one-line error when no start reached the excitation floor, with the joints of the start that came
-    closest."""
-    floor = problem.floor_speeds()
-    names = problem.joint_names or tuple(f"q{j + 1}" for j in range(problem.dof))
-    rms = rms_velocity(ev.coefficients(z))
-    low = [f"{names[j]} {rms[j]:.3g} < {floor[j]:.3g}" for j in range(problem.dof) if rms[j] < floor[j]]
-    return (
-        f"min_rms_velocity: none of the {starts} starts reached the excitation floor ({problem.min_rms_velocity:g} x "
-        f"the reachable speed, RMS over the period) on every joint (closest start: {', '.join(low)} rad/s); lower "
-        "min_rms_velocity (0 turns it off), widen the position or acceleration limits, or shorten the period"
-    )
 
 
 def _timed_start(problem: DesignProblem, ev: _Evaluator, s: int, z0: np.ndarray, bar, best_value: list,

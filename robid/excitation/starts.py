@@ -63,7 +63,7 @@ def screened_starts(
     """The ``starts`` best of ``max(candidates, starts)`` feasible candidates in the coordinates z (dof, r) of
     X_j = z_j ``null``^T, best first, with their coarse-grid objective values. ``lift(z, i)`` (optional) then
     raises the joints of candidate i that move too little to the excitation floor, within the limits
-    (:meth:`robid.excitation.optimiser._Evaluator.lift_to_floor`)."""
+    (:func:`robid.excitation.velocity_floor.lift_to_floor`)."""
     n = max(int(candidates), int(starts))
     directions = candidate_directions(rng, n, dof, harmonics)
     points, scores = [], []

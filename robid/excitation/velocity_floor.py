@@ -35,7 +35,12 @@ r = 0.13 rad/s, 63 %.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
+
 import numpy as np
+
+from robid.excitation.starts import largest_feasible_scale
 
 #: default floor: the RMS velocity of every joint over one period at least this fraction of its reachable speed
 #: (:func:`reachable_speed`; docs/excitation.md "Excitation floor")
@@ -117,3 +122,71 @@ class VelocityFloor:
             return True
         rms = rms_velocity(np.asarray(x_all, dtype=float)[self.joints])
         return bool(np.all(rms >= (1.0 - tolerance) * self.floor[self.joints]))
+
+    def worst_ratio(self, x_all: np.ndarray) -> float:
+        """min over the floored joints of RMS velocity_j / f_j at the coefficients X (inf without a floor)."""
+        rms = rms_velocity(np.asarray(x_all, dtype=float)[self.joints])
+        return float(np.min(rms / self.floor[self.joints], initial=math.inf))
+
+    def missed(self, x_all: np.ndarray, names: Sequence[str], fraction: float, starts: int) -> str:
+        """The one-line error when none of ``starts`` starts reached the floor, naming the joints of the closest
+        start X that stay below it."""
+        rms = rms_velocity(x_all)
+        low = [f"{names[j]} {rms[j]:.3g} < {self.floor[j]:.3g}" for j in self.joints if rms[j] < self.floor[j]]
+        return (
+            f"min_rms_velocity: none of the {starts} starts reached the excitation floor ({fraction:g} x the "
+            f"reachable speed, RMS over the period) on every joint (closest start: {', '.join(low)} rad/s); lower "
+            "min_rms_velocity (0 turns it off), widen the position or acceleration limits, or shorten the period"
+        )
+
+
+def lift_to_floor(
+    z: np.ndarray,
+    floor: VelocityFloor,
+    coefficients: Callable[[np.ndarray], np.ndarray],
+    feasible: Callable[[np.ndarray], bool],
+    null: np.ndarray,
+    harmonics: int,
+    rng: np.random.Generator,
+    target: float = 1.05,
+    redraws: int = 20,
+) -> np.ndarray:
+    """A starting point z (dof, r) (drawn against the limits only; X = ``coefficients(z)``) with every joint whose
+    RMS velocity is below ``target`` x its floor raised to it, one joint after the other, ``feasible`` kept: the
+    joint's coordinates scaled up (bisection on the joint's own factor), and if its direction hits a limit first,
+    up to ``redraws`` new directions of that joint from ``rng`` (the same 1/l scaling as the draws of
+    :mod:`robid.excitation.starts`), each scaled likewise; the first that reaches the target wins, else the one
+    that came closest. SLSQP linearises the floor's rows (a non-convex set) and fails to leave a start deep below
+    it ("positive directional derivative"), so the start begins on the floor wherever the limits allow one joint
+    to reach it alone."""
+    z = np.array(z, dtype=float)
+    scale = np.concatenate([np.arange(1, harmonics + 1), np.arange(1, harmonics + 1)]).astype(float)
+    for j in floor.joints:
+        need = target * floor.floor[j]
+        if rms_velocity(coefficients(z))[j] >= need:
+            continue
+
+        def raised(zj: np.ndarray, j=j, need=need) -> tuple[float, np.ndarray]:
+            """(RMS velocity, coordinates) of joint j's direction zj scaled as far as the limits allow, up to the
+            target."""
+            trial = z.copy()
+
+            def feasible_at(v: np.ndarray) -> bool:
+                trial[j] = float(v[0]) * zj
+                return feasible(trial)
+
+            norm_rms = float(np.linalg.norm(zj)) / math.sqrt(2.0)  # RMS velocity of zj (Parseval)
+            if norm_rms == 0.0:
+                return 0.0, zj
+            alpha = largest_feasible_scale(feasible_at, np.ones(1), upper=need / norm_rms)
+            return alpha * norm_rms, alpha * zj
+
+        best = raised(z[j])
+        for _ in range(redraws if best[0] < need else 0):
+            candidate = raised((rng.standard_normal(2 * harmonics) / scale) @ null)
+            if candidate[0] > best[0]:
+                best = candidate
+            if best[0] >= need * (1.0 - 1e-9):
+                break
+        z[j] = best[1]
+    return z
