@@ -474,6 +474,9 @@ def _demand_order(assigns, exprs) -> list:
 
 
 def _batched_function(name, program, symbols, angle_offsets, columns) -> str:
+    """The batched C of :func:`c_function`: the constant template, the drain pieces for 2, 4 and 8 lanes, the
+    block function (the program's statements with the previous block's drains spread over them) and the driver
+    (:func:`_batched_driver`)."""
     dof = program.dof
     width = len(columns)
     stride = dof * width
@@ -511,19 +514,7 @@ def _batched_function(name, program, symbols, angle_offsets, columns) -> str:
     for kind, target, e in _pressure_order(assigns, [(slot[idx], e) for idx, e in variable]):
         text = _vector_text(e)
         emit(f"    const robid_v {target.name} = {text};" if kind == "a" else f"    T[{target}] = {text};", e)
-    parts = DRAIN_PIECES
-    drained, done = [], 0  # the previous block's rows go out in `parts` pieces spread over this block's statements
-    for k, statement in enumerate(body):
-        drained.append(statement)
-        while done < (k + 1) * parts // len(body):
-            drained.append(
-                f"    if (dst) {{ if (nt) {name}_drain{done}(dst, prev, 1); else {name}_drain{done}(dst, prev, 0); }}"
-            )
-            done += 1
-    drained += [  # (a program without statements)
-        f"    if (dst) {{ if (nt) {name}_drain{p}(dst, prev, 1); else {name}_drain{p}(dst, prev, 0); }}"
-        for p in range(done, parts)
-    ]
+    drained = _with_drains(name, body, DRAIN_PIECES)
     nvar = max(len(variable), 1)
     values = ", ".join(repr(v) for v in template + [0.0] * 8)
     lines = [
@@ -534,10 +525,19 @@ def _batched_function(name, program, symbols, angle_offsets, columns) -> str:
     ]
     for w in (2, 4, 8):
         lines.append(f"#{'if' if w == 2 else 'elif'} ROBID_W == {w}")
-        lines += _drain_pieces(name, w, stride, template, slot, parts)
+        lines += _drain_pieces(name, w, stride, template, slot, DRAIN_PIECES)
     lines += ["#endif", ""]
+    lines += _batched_driver(name, dof, stride, nvar, drained)
+    return "\n".join(lines) + "\n"
+
+
+def _batched_driver(name, dof: int, stride: int, nvar: int, drained: list[str]) -> list[str]:
+    """C: ``{name}_drain_all``, ``{name}_block`` (the statements ``drained``) and ``void {name}(q, qd, qdd, n, y)``,
+    which runs the blocks two by two (one computed while the other is written: direct to y or through a bounce
+    buffer, non-temporal above ROBID_STREAM_BYTES) and the last samples padded with zero states."""
     total = f"ROBID_W * {stride}"
-    lines += [
+    parts = DRAIN_PIECES
+    return [
         f"static __attribute__((noinline)) void {name}_drain_all(double *dst, const robid_v *prev, int nt) {{",
         *[f"    if (nt) {name}_drain{p}(dst, prev, 1); else {name}_drain{p}(dst, prev, 0);" for p in range(parts)],
         "}",
@@ -583,7 +583,22 @@ def _batched_function(name, program, symbols, angle_offsets, columns) -> str:
         "    if (stream) robid_fence();",
         "}",
     ]
-    return "\n".join(lines) + "\n"
+
+
+def _with_drains(name, body: list[str], parts: int) -> list[str]:
+    """``body`` with the previous block's rows going out in ``parts`` pieces spread evenly over its statements."""
+    drained, done = [], 0  # the previous block's rows go out in `parts` pieces spread over this block's statements
+    for k, statement in enumerate(body):
+        drained.append(statement)
+        while done < (k + 1) * parts // len(body):
+            drained.append(
+                f"    if (dst) {{ if (nt) {name}_drain{done}(dst, prev, 1); else {name}_drain{done}(dst, prev, 0); }}"
+            )
+            done += 1
+    return drained + [  # (a program without statements)
+        f"    if (dst) {{ if (nt) {name}_drain{p}(dst, prev, 1); else {name}_drain{p}(dst, prev, 0); }}"
+        for p in range(done, parts)
+    ]
 
 
 def _drain_pieces(name, w, stride, template, slot, parts) -> list[str]:
