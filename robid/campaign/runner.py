@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from robid import progress
-from robid.campaign.schema import CampaignSpec
+from robid.campaign.schema import CampaignSpec, processing_values
 from robid.defaults import DEFAULT_MIN_SPEED
 from robid.errors import RobidInputError
 from robid.record import IdentificationRecord
@@ -305,9 +305,8 @@ def _base_processing(spec: CampaignSpec, name: str | None = None):
     fields = {"min_speed": DEFAULT_MIN_SPEED, **spec.processing}  # the commands' default (robid.defaults)
     if name is not None:
         fields.update(_measurement(spec, name).processing)
-    if fields.get("decimate") == "auto":
-        fields["decimate"] = None  # ProcessingOptions' automatic factor
-    return ProcessingOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+    values = processing_values(fields)
+    return ProcessingOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
 
 
 def _processing_for(spec: CampaignSpec, traj_paths, name: str):

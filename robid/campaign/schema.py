@@ -387,6 +387,9 @@ def _check_processing(fields: dict, where: str) -> None:
     decimate = fields.get("decimate")
     if isinstance(decimate, str) and decimate != "auto" or isinstance(decimate, int) and decimate < 1:
         raise RobidInputError(f"{where}: decimate: expected a positive integer or auto, got {decimate!r}")
-    if decimate == "auto":  # ProcessingOptions' automatic factor (None)
-        fields = {**fields, "decimate": None}
-    from_plain(ProcessingOptions, fields, where)
+    from_plain(ProcessingOptions, processing_values(fields), where)
+
+
+def processing_values(fields: dict) -> dict:
+    """A ``processing`` block's values as ProcessingOptions takes them: ``decimate: auto`` is None (automatic)."""
+    return {**fields, "decimate": None} if fields.get("decimate") == "auto" else dict(fields)
