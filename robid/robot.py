@@ -60,6 +60,9 @@ class Robot:
 
         self.model = model
         self.terms = normalise_terms(terms, model) if terms is not None else default_terms(model)
+        #: whether the terms were given (else the defaults: identification may choose the elastic layout from the
+        #: data, robid.identification.choices)
+        self.terms_given = terms is not None
         self._module = None
         self._c = None
         self._meta = None

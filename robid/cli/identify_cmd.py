@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from robid.cli.process_cmd import add_processing_arguments, processing_options, screening_policy
+from robid.defaults import DEFAULT_METHOD, FRICTION_MODELS_AUTO, METHODS
 from robid.errors import RobidInputError
 
 
@@ -25,8 +26,9 @@ def register(sub) -> None:
                    "q1.. [rad, m for prismatic joints], tau1.. [N m, N]) or any layout --mapping describes")
     p.add_argument("--out", required=True, metavar="RESULT.json",
                    help="identification result to write (JSON, SI units; docs/identification.md)")
-    p.add_argument("--method", choices=("ols", "wls", "irls", "consistent", "idim-iv", "didim", "eiv"), default="wls",
-                   help="estimator (default wls: two-step per-joint weights); idim-iv (instrumental variables) and "
+    p.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
+                   help="estimator (default auto: eiv in the elastic layout, wls elsewhere; the choice is printed); "
+                   "wls: two-step per-joint weights; idim-iv (instrumental variables) and "
                    "didim (closed-loop output error) simulate the robot's closed loop with the estimate: they need "
                    "--trajectory (the excitation the robot ran, its time 0 at the log's) and the robot file's "
                    "controller gains (docs/estimation.md, 'Closed-loop estimators'); eiv: least squares corrected for "
@@ -42,15 +44,19 @@ def register(sub) -> None:
     p.add_argument("--compare-methods", metavar="M1,M2,...",
                    help="also estimate with these methods (e.g. wls,didim) and score each per joint on the --validate "
                    "runs (the lowest mean NRMSE is marked; RESULT.json keeps --method's values)")
-    p.add_argument("--friction-models", metavar="M1,M2,...",
+    p.add_argument("--friction-models", metavar="M1,M2,...|auto|none", default=FRICTION_MODELS_AUTO,
                    help="compare friction models per joint after the fit, e.g. linear,stribeck,sigmoid (chosen by "
-                   "the --validate runs' error, else BIC; the record's parameters stay the linear model's; "
-                   "docs/estimation.md 'Nonlinear friction')")
+                   "the --validate runs' error, else BIC); with the wls estimator a nonlinear model chosen on a "
+                   "joint becomes the identified model (base values refitted with it; predict, the report and "
+                   "export-model use it). Default auto: linear,stribeck,sigmoid on the rigid layout when the "
+                   "problem is small enough (the choice is printed); none: linear friction only "
+                   "(docs/estimation.md 'Nonlinear friction')")
     p.add_argument("--mapping", metavar="MAP.yaml",
                    help="mapping file: layout and units of measurements that are not canonical")
     p.add_argument("--terms",
-                   help="model terms, comma-separated: rigid, rotor, viscous, coulomb, offset, balancer, stiffness, "
-                   "damping (default: all that apply)")
+                   help="model terms, comma-separated: rigid, rotor, viscous, coulomb, offset, compensator, "
+                   "stiffness, damping, link_viscous (default: all that apply; with stiffness and damping when the "
+                   "robot file declares springs and the measurements hold motor positions; the choice is printed)")
     p.add_argument("--regularization", type=float, default=1e-6,
                    metavar="W",
                    help="consistent method: weight of the pull towards the nominal values, dimensionless "
@@ -98,10 +104,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def friction_candidates(text: str | None) -> tuple[str, ...]:
-    """The --friction-models list, each name checked (robid.estimation.nonlinear_friction.FRICTION_CANDIDATES)."""
-    if text is None:
+def friction_candidates(text: str | None) -> tuple[str, ...] | str:
+    """The --friction-models list, each name checked (robid.estimation.nonlinear_friction.FRICTION_CANDIDATES);
+    ``auto`` (the default) and ``none`` (no comparison: ())."""
+    if text is None or text.strip() == "none":
         return ()
+    if text.strip() == FRICTION_MODELS_AUTO:
+        return FRICTION_MODELS_AUTO
     from robid.estimation.nonlinear_friction import FRICTION_CANDIDATES
 
     names = tuple(t.strip() for t in text.split(",") if t.strip())
@@ -168,6 +177,8 @@ def print_summary(record, out) -> None:
     chosen friction models and the estimator comparison when run, the physical-consistency verdict and the notes
     (robid.record.IdentificationRecord)."""
     w = sys.stdout.write
+    for line in record.choices:
+        w(f"chose {line}\n")
     classes: dict[str, int] = {}
     for p in record.base_parameters:
         classes[p.identifiability] = classes.get(p.identifiability, 0) + 1
@@ -182,7 +193,8 @@ def print_summary(record, out) -> None:
         w(f"balancer: {entry.summary}\n")
     fm = record.friction_models
     if fm is not None:
-        w(f"friction models (chosen by {fm.criterion}): "
+        used = "the identified model" if fm.adopted else ("reported only" if fm.nonlinear_joints else "all linear")
+        w(f"friction models (chosen by {fm.criterion}; {used}): "
           + ", ".join(f"{j} {m}" for j, m in zip(fm.joints, fm.chosen, strict=True)) + "\n")
     comparison = record.estimator_comparison
     if comparison is not None:

@@ -36,17 +36,15 @@ from robid.identification.coulomb import COULOMB_MODELS, expected_sign
 from robid.identification.datasets import DataSet, row_correlation, stack
 from robid.robot import Robot
 
-__all__ = ["dataset_signals", "fit_friction", "friction_problem", "predict_dataset", "select_friction"]
+__all__ = ["dataset_signals", "fit_friction", "friction_problem", "grid_signals", "predict_dataset",
+           "select_friction"]
 
 
-def dataset_signals(dataset: DataSet, coulomb: str = "noise") -> FrictionSignals:
-    """The :class:`FrictionSignals` of one data set (module docstring)."""
+def _sign_rule(p, coulomb: str):
+    """(whether v is the controller's measured velocity, sign(v, qd) -> s) of the Coulomb rule ``coulomb`` on the
+    processed signals ``p`` (module docstring)."""
     if coulomb not in COULOMB_MODELS:
         raise RobidInputError(f"coulomb: expected one of {', '.join(COULOMB_MODELS)}, got {coulomb!r}")
-    if dataset.drive_rows is not None:
-        raise RobidInputError(f"{dataset.source}: nonlinear friction is for the rigid layout (one row per joint), "
-                              "not the elastic layout's motor rows")
-    p = dataset.processed
     measured = coulomb == "noise" and p.qd_measured is not None
     noise = p.qd_measured_std if measured else p.noise.qd_std_processed
 
@@ -55,6 +53,25 @@ def dataset_signals(dataset: DataSet, coulomb: str = "noise") -> FrictionSignals
             return np.sign(qd)
         return np.column_stack([expected_sign(v[:, j], noise[j] if j < len(noise) else None)
                                 for j in range(v.shape[1])])
+
+    return measured, noise, sign
+
+
+def grid_signals(processed, coulomb: str = "noise") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, v, s) on the processed grid, unfiltered: positions, the friction velocity and its sign as the Coulomb
+    columns of robid.identification.datasets.regressor_of take them (what robid predict evaluates)."""
+    measured, _, sign = _sign_rule(processed, coulomb)
+    v = np.asarray(processed.qd_measured if measured else processed.qd, dtype=float)
+    return np.asarray(processed.q, dtype=float), v, sign(v, np.asarray(processed.qd, dtype=float))
+
+
+def dataset_signals(dataset: DataSet, coulomb: str = "noise") -> FrictionSignals:
+    """The :class:`FrictionSignals` of one data set (module docstring)."""
+    if dataset.drive_rows is not None:
+        raise RobidInputError(f"{dataset.source}: nonlinear friction is for the rigid layout (one row per joint), "
+                              "not the elastic layout's motor rows")
+    p = dataset.processed
+    measured, noise, sign = _sign_rule(p, coulomb)
 
     keep = np.asarray(p.keep, dtype=bool)
     v_grid = p.qd_measured if measured else p.qd

@@ -5,7 +5,9 @@ joint each candidate is fitted with the other joints linear, on the stacked iden
 projection (robid.estimation.nonlinear_friction via robid.identification.friction_fit); the validation runs
 choose when there are any (held-out RMS of that joint), else BIC. The chosen models are then fitted together;
 their parameters, the table of candidates and per joint the chosen friction curve against what the data imply
-go into the record. The record's base parameters stay the linear model's.
+go into the record. When the record adopts the chosen models (robid.identification.identify: a nonlinear model
+on some joint, estimator wls), the joint fit is the record's model: its every parameter and covariance are kept
+(``FrictionModels.fit``) for robid.identification.identified_model.
 """
 
 from __future__ import annotations
@@ -14,24 +16,36 @@ import numpy as np
 
 from robid.estimation.nonlinear_friction import FrictionProblem, FrictionSignals, predict_friction
 from robid.identification.friction_fit import friction_problem, select_friction
-from robid.record.codec import finite
-from robid.record.friction_models import FrictionCandidateRow, FrictionModelCurve, FrictionModels, FrictionValue
+from robid.record.codec import finite, finite_tuple
+from robid.record.friction_models import (
+    FrictionCandidateRow,
+    FrictionFit,
+    FrictionModelCurve,
+    FrictionModels,
+    FrictionValue,
+    JointFrictionModel,
+)
 
 #: velocity grid of a friction curve and the most data points shown per joint
 CURVE_POINTS = 201
 MAX_DATA_POINTS = 1500
 
 
-def friction_models_record(robot, datasets, validation_sets, candidates, coulomb: str) -> FrictionModels:
-    """Select a friction model per joint (module docstring) and return the record section."""
+def select_for_record(robot, datasets, validation_sets, candidates, coulomb: str):
+    """The per-joint selection (robid.identification.friction_fit.select_friction) of ``candidates`` on the
+    identification ``datasets``, by the held-out error on ``validation_sets`` when given, else BIC."""
     names = robot.base_parameters().names
     if not any(f"{p}_{j}" in names for j in robot.joint_names for p in ("fv", "fc")):
         from robid.errors import RobidInputError
 
         raise RobidInputError("--friction-models: the model has no friction terms to compare (add viscous and "
                               f"coulomb to --terms; now {', '.join(robot.terms)})")
-    selection = select_friction(robot, datasets, validation_sets=validation_sets, candidates=tuple(candidates),
-                                coulomb=coulomb)
+    return select_friction(robot, datasets, validation_sets=validation_sets, candidates=tuple(candidates),
+                           coulomb=coulomb)
+
+
+def friction_models_record(robot, datasets, selection, adopted: bool, coulomb: str) -> FrictionModels:
+    """The record section of a selection (module docstring); ``adopted``: the chosen models are the record's."""
     final = selection.final
     problem = friction_problem(robot, datasets, coulomb)
     rows = tuple(
@@ -46,8 +60,13 @@ def friction_models_record(robot, datasets, validation_sets, candidates, coulomb
         for name, v, s, nl in zip(final.names, final.values, final.std, final.nonlinear, strict=True) if name in own
     )
     curves = tuple(_curve(robot, final, problem, j, model) for j, model in enumerate(selection.chosen))
+    models = tuple(JointFrictionModel(j, r.model, int(r.sigmoids), tuple(int(h) for h in r.ripple))
+                   for j, r in zip(selection.joint_names, final.requests, strict=True))
+    fit = FrictionFit(tuple(final.names), finite_tuple(final.values), tuple(bool(b) for b in final.nonlinear),
+                      tuple(finite_tuple(row) for row in np.asarray(final.covariance))) if adopted else None
     return FrictionModels(selection.criterion, float(selection.tolerance), tuple(selection.joint_names),
-                          tuple(selection.chosen), rows, values, curves, tuple(selection.notes) + tuple(final.notes))
+                          tuple(selection.chosen), rows, values, curves, tuple(selection.notes) + tuple(final.notes),
+                          models=models, adopted=bool(adopted), fit=fit)
 
 
 def friction_only(robot, result, joint: int, velocity: np.ndarray) -> np.ndarray:

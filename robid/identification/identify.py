@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from robid import progress
+from robid.defaults import DEFAULT_METHOD, FRICTION_MODELS_AUTO
+from robid.defaults import METHODS as METHODS
 from robid.errors import RobidInputError
 from robid.estimation import (
     BaseConsistencyReport,
@@ -35,13 +37,12 @@ from robid.estimation import (
 )
 from robid.estimation.correlated import RowCorrelation
 from robid.identification.closed_loop_estimation import CLOSED_LOOP_METHODS, ClosedLoopOptions, closed_loop_estimate
+from robid.identification.compact_regressor import CompactRegressor
 from robid.identification.datasets import DataSet, compressed_problem, load_dataset, row_correlation, stack
 from robid.io.screening import ScreeningPolicy
 from robid.record import IdentificationRecord
 from robid.robot import Robot
 from robid.signals import ProcessingOptions
-
-METHODS = ("ols", "wls", "irls", "consistent", "idim-iv", "didim", "eiv")
 
 _log = logging.getLogger(__name__)
 
@@ -61,7 +62,9 @@ class RunSource:
 
 @dataclass(frozen=True)
 class IdentificationOptions:
-    method: str = "wls"
+    #: the estimator (robid.defaults.METHODS); "auto": eiv in the elastic layout, wls elsewhere
+    #: (robid.identification.defaults.resolved_method)
+    method: str = DEFAULT_METHOD
     processing: ProcessingOptions = field(default_factory=ProcessingOptions)
     mapping: str | Path | None = None
     policy: ScreeningPolicy = field(default_factory=ScreeningPolicy)
@@ -87,8 +90,10 @@ class IdentificationOptions:
     #: (robid.identification.estimator_comparison); empty: none
     compare_methods: tuple = ()
     #: candidate friction models compared per joint after the linear fit, e.g. ("linear", "stribeck", "sigmoid")
-    #: (robid.identification.friction_selection); empty: none
-    friction_models: tuple = ()
+    #: (robid.identification.friction_selection); empty: none; "auto": linear, stribeck and sigmoid where the
+    #: layout allows it and the problem is small enough (robid.identification.defaults.friction_candidates). With
+    #: the wls estimator a nonlinear model chosen on some joint becomes the record's model (adopted).
+    friction_models: tuple | str = FRICTION_MODELS_AUTO
     #: methods idim-iv and didim: the trajectory of every run and the controller's feed-forward
     #: (robid.identification.closed_loop_estimation.ClosedLoopOptions)
     closed_loop: object = None
@@ -118,10 +123,23 @@ class Solution:
     notes: tuple[str, ...]
     friction_models: object  # robid.record.FrictionModels of the friction model selection, or None
     estimator_comparison: object  # robid.record.EstimatorComparison of IdentificationOptions.compare_methods, or None
+    #: the adopted nonlinear friction (the chosen models' joint fit, robid.estimation.nonlinear_friction), or None
+    friction: object
+    #: what identification chose where the caller left it open (robid.identification.choices), one line each
+    choices: tuple[str, ...]
 
     @property
     def base(self):
         return self.robot.base_parameters()
+
+    @property
+    def model(self):
+        """The identified model every consumer evaluates (robid.identification.identified_model)."""
+        from robid.identification.identified_model import AdoptedFriction, IdentifiedModel
+
+        friction = None if self.friction is None else AdoptedFriction.of_result(self.friction)
+        return IdentifiedModel(tuple(self.base.names), np.asarray(self.values, dtype=float),
+                               np.asarray(self.estimate.covariance, dtype=float), friction, self.options.coulomb)
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,24 +155,32 @@ def run_identification(
     options: IdentificationOptions | None = None,
     validation_files: list[str | Path] = (),
 ) -> Identification:
-    """Identify ``robot`` from ``files`` (stacked), validate on ``validation_files`` (module docstring)."""
+    """Identify ``robot`` from ``files`` (stacked), validate on ``validation_files`` (module docstring). What the
+    caller left open -- the layout of a robot with springs, the estimator, the friction models -- is chosen from
+    the robot file and the data (robid.identification.choices) and said in the record's ``choices``."""
+    from robid.identification.choices import chosen_layout, resolved_method
     from robid.identification.recording import identification_record
 
     o = options or IdentificationOptions()
     if o.method not in METHODS:
         raise RobidInputError(f"--method: expected one of {', '.join(METHODS)}, got {o.method!r}")
     for method in o.compare_methods:
-        if method not in METHODS:
-            raise RobidInputError(f"--compare-methods: {method!r} is not one of {', '.join(METHODS)}")
+        if method not in METHODS or method == "auto":
+            raise RobidInputError(f"--compare-methods: {method!r} is not one of {', '.join(METHODS[1:])}")
     if not files:
         raise RobidInputError("identify: at least one measurement file is needed")
+    choices: list[str] = []
+    robot, layout = chosen_layout(robot, files, o)
+    method, why = resolved_method(robot, o)
+    choices += [line for line in (layout, why) if line]
+    o = dataclasses.replace(o, method=method)
     base = robot.base_parameters()
     notes: list[str] = []
     validated = f", validated on {len(validation_files)}" if validation_files else ""
     label = f"identification: {len(base.names)} base parameters from {len(files)} file(s){validated}, {o.method}"
     with progress.stage(label, _log):
         with progress.bar(len(files) + len(validation_files), "identify: files", "files") as files_bar:
-            work = _solve(robot, files, o, validation_files, notes, files_bar)
+            work = _solve(robot, files, o, validation_files, notes, files_bar, choices)
         with progress.stage("identification: the record (fit, bands, spectra of every run)", _log, logging.DEBUG):
             record = identification_record(work)
     fields = {f.name: getattr(work, f.name) for f in dataclasses.fields(Solution)}
@@ -162,17 +188,19 @@ def run_identification(
 
 
 def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, notes: list[str],
-           files_bar: progress.Bar) -> Solution:
+           files_bar: progress.Bar, choices: list[str]) -> Solution:
     """The estimate and everything measured about it (:func:`run_identification`); ``files_bar`` counts the
-    files read."""
+    files read; the friction-model choice is added to ``choices``."""
     base = robot.base_parameters()
+    compact = False
     if o.motor_encoders_only:
         sets, W, est = _motor_side_estimate(robot, files, o, notes)
         files_bar.update(len(files))
     else:
-        compact = _streamed(robot, o)
-        sets = tuple(_counted(_load(robot, f, o, compact=compact), files_bar) for f in files)
-        if compact:  # the regressor is never stacked: its compressed problem stands in for it
+        streamed = _streamed(robot, o)
+        sets = tuple(_counted(_load(robot, f, o, compact=streamed), files_bar) for f in files)
+        compact = any(isinstance(d.W, CompactRegressor) for d in sets)
+        if streamed:  # the regressor is never stacked: its compressed problem stands in for it
             problem, model = compressed_problem(list(sets))
             W = problem.W
             _log.debug(f"identification: {o.method} estimate on {problem.samples} samples (compressed)")
@@ -184,6 +212,12 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
     if len(sets) > 1:
         samples = sum(d.W.shape[0] for d in sets)
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({samples} samples)")
+    vsets = tuple(_counted(_load(robot, f, o, None, linearise=False, compact=_streamed(robot, o)), files_bar)
+                  for f in validation_files) if not o.motor_encoders_only else ()
+    friction = _friction_selection(robot, sets, vsets, o, compact, choices)
+    adopted = friction is not None and _adopts(friction, o, notes)
+    if adopted:
+        est = _with_friction(est, friction.final, base.names)
     nominal_base = base.values(robot.parameters)
     ident = classify(  # the compressed problem has the weighted column norms of the stacked one
         est,
@@ -198,8 +232,7 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
     consistent, values, values_method = _reported_values(robot, est, o, notes)
     if o.motor_encoders_only:  # the runs as the model predicts them (k and d act through the link states)
         sets = tuple(_load(robot, f, o, values, linearise=False) for f in files)
-    vsets = tuple(_counted(_load(robot, f, o, values if o.motor_encoders_only else None, linearise=False,
-                                 compact=_streamed(robot, o)), files_bar) for f in validation_files)
+        vsets = tuple(_counted(_load(robot, f, o, values, linearise=False), files_bar) for f in validation_files)
     return Solution(
         robot=robot,
         options=o,
@@ -212,8 +245,10 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
         consistent=consistent,
         physical=physical,
         notes=tuple(notes),
-        friction_models=_friction_models(robot, sets, vsets, o),
+        friction_models=None if friction is None else _friction_record(robot, sets, friction, adopted, o),
         estimator_comparison=_estimator_comparison(robot, sets, vsets, o, (o.method, values)),
+        friction=friction.final if adopted else None,
+        choices=tuple(choices),
     )
 
 
@@ -225,7 +260,8 @@ def _streamed(robot: Robot, o: IdentificationOptions) -> bool:
     """Whether the runs' regressors are kept compactly and never stacked (non-periodic runs; the rest is as
     before): a method of ``STREAMED_METHODS`` on the rigid layout, nothing that re-fits the stacked regressor
     (compared methods, friction models, motor encoders only)."""
-    return (o.method in STREAMED_METHODS and not o.compare_methods and not o.friction_models
+    asked = o.friction_models not in ((), FRICTION_MODELS_AUTO)
+    return (o.method in STREAMED_METHODS and not o.compare_methods and not asked
             and not o.motor_encoders_only and not robot.motor_joints)
 
 
@@ -298,13 +334,65 @@ def _estimator_comparison(robot: Robot, sets, vsets, o: IdentificationOptions, r
     return compare_estimators(robot.joint_names, methods, values_of, sets, vsets)
 
 
-def _friction_models(robot: Robot, sets, vsets, o: IdentificationOptions):
-    """The friction model selection on the identification runs (validated on ``vsets``), or None."""
-    if not o.friction_models:
+def _friction_selection(robot: Robot, sets, vsets, o: IdentificationOptions, compact: bool, choices: list[str]):
+    """The friction model selection on the identification runs (validated on ``vsets``;
+    robid.identification.friction_fit.select_friction), or None when none is run (the reason in ``choices``)."""
+    from robid.identification.choices import friction_candidates
+
+    rows = sum(int(d.rows_used) for d in sets)
+    candidates, line = friction_candidates(robot, o, o.method, rows, compact)
+    if line:
+        choices.append(line)
+    if not candidates:
         return None
+    from robid.identification.friction_selection import select_for_record
+
+    with progress.stage(f"identification: friction models {', '.join(candidates)} compared per joint", _log):
+        return select_for_record(robot, sets, vsets, candidates, o.coulomb)
+
+
+#: estimators whose values the joint fit of the chosen friction models replaces (it is a weighted fit with per-joint
+#: weights re-estimated from the residual, as wls)
+ADOPTING_METHODS = ("wls",)
+
+
+def _adopts(selection, o: IdentificationOptions, notes: list[str]) -> bool:
+    """Whether the chosen friction models become the record's model (robid.record.friction_models)."""
+    special = [f"{j} {m}" for j, m in zip(selection.joint_names, selection.chosen, strict=True) if m != "linear"]
+    if not special:
+        return False
+    if o.method not in ADOPTING_METHODS:
+        notes.append(f"friction models chosen ({', '.join(special)}) but not adopted: --method {o.method} keeps its "
+                     "linear-friction values (the joint fit of the chosen models is a wls fit); predict, the report "
+                     "and export-model use the linear model")
+        return False
+    notes.append(f"friction models adopted ({', '.join(special)}): the base values, their std and every torque "
+                 "figure are those of the chosen models fitted together with every base parameter (variable "
+                 "projection, docs/estimation.md 'Nonlinear friction')")
+    return True
+
+
+def _with_friction(est: EstimationResult, final, names) -> EstimationResult:
+    """The base parameters' part of the chosen friction models' joint fit ``final``: its values and covariance
+    for every base parameter it kept; a base parameter it replaced (the Coulomb level of a sigmoid joint) is zero
+    with zero variance. Residual, noise levels and weights are the joint fit's."""
+    index = {n: i for i, n in enumerate(final.names)}
+    keep = [index.get(n) for n in names]
+    values = np.array([0.0 if k is None else final.values[k] for k in keep])
+    cov = np.zeros((len(names), len(names)))
+    rows = [i for i, k in enumerate(keep) if k is not None]
+    cols = [keep[i] for i in rows]
+    cov[np.ix_(rows, rows)] = np.asarray(final.covariance)[np.ix_(cols, cols)]
+    fit = final.estimate
+    return est.with_estimate(values, cov, method=est.method, residual=fit.residual, sigma=fit.sigma,
+                             weights=fit.weights, white_sigma=fit.white_sigma,
+                             notes=tuple(est.notes) + tuple(final.notes))
+
+
+def _friction_record(robot: Robot, sets, selection, adopted: bool, o: IdentificationOptions):
     from robid.identification.friction_selection import friction_models_record
 
-    return friction_models_record(robot, sets, vsets, o.friction_models, o.coulomb)
+    return friction_models_record(robot, sets, selection, adopted, o.coulomb)
 
 
 def _errors_in_variables(robot: Robot, sets, W, tau, start: EstimationResult, o: IdentificationOptions):

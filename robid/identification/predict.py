@@ -6,10 +6,11 @@
    by what the caller gives (``overrides``: a period, a trajectory, a cut-off, ...). Every sample is predicted
    that the processing covers: a periodic record's whole periods sample by sample, not averaged
    (``average_periods=False``, robid.signals.periodic_samples), a non-periodic record through its low-pass.
-2. **Prediction** on the processed grid: the base regressor at the processed states times the identified values
-   (plus, on elastic joints with motor encoders, the nominal motor-side rotor and friction terms that
-   identification moved to the torque side, robid.identification.datasets), interpolated linearly to the file's
-   own time stamps.
+2. **Prediction** on the processed grid by the identified model (robid.identification.identified_model): the
+   base regressor at the processed states times the identified values, plus what an adopted nonlinear friction
+   model adds (Stribeck, sigmoid, ripple; same friction velocity and sign as the Coulomb columns), plus, on
+   elastic joints with motor encoders, the nominal motor-side rotor and friction terms that identification moved
+   to the torque side (robid.identification.datasets); interpolated linearly to the file's own time stamps.
 3. **Marks**, one per (sample, joint): 0 predicted and compared; 1 predicted but slower than ``min_speed`` (the
    Coulomb term is ill-defined there; left out of the metrics as identification left it out); 2 not predicted
    (outside the processed span: filter edges, approach moves, rests cut off, rows dropped) -- the prediction is
@@ -131,8 +132,14 @@ def predict_file(
         grid = (W @ record.values)[:, record.drive_rows]
         notes = ["elastic layout: drive torques from the motor rows at the processed link and motor states"]
     else:
+        from robid.identification.friction_fit import grid_signals
+        from robid.identification.identified_model import IdentifiedModel
+
+        model = IdentifiedModel.of_record(record)
         W, notes = regressor_of(robot, processed, record.processing.coulomb)
-        grid = W @ record.values
+        grid = model.grid_torque(robot, W, *grid_signals(processed, record.processing.coulomb))
+        if not model.is_linear:
+            notes.append(model.describe(robot.joint_names))
     if processed.thetadd is not None and robot.model.is_elastic and not robot.motor_joints:
         grid = grid + rotor_correction(robot, processed)
     used = np.asarray(processed.keep, dtype=bool)

@@ -136,11 +136,12 @@ def identification_record(work) -> IdentificationRecord:
 
     robot, est, ident, values = work.robot, work.estimate, work.identifiability, work.values
     cov = np.asarray(est.covariance, dtype=float)
-    predictions = [predict_dataset(d, values, cov) for d in work.datasets]
+    model = work.model
+    predictions = [predict_dataset(robot, d, model) for d in work.datasets]
     refs = work.options.references
-    runs = tuple(run_record(robot, d, "identification", values, cov, p, references=refs)
+    runs = tuple(run_record(robot, d, "identification", model, p, references=refs)
                  for d, p in zip(work.datasets, predictions, strict=True))
-    held_out = tuple(run_record(robot, d, "validation", values, cov, references=refs) for d in work.validation_sets)
+    held_out = tuple(run_record(robot, d, "validation", model, references=refs) for d in work.validation_sets)
     return IdentificationRecord(
         robot=robot.name,
         robot_source=robot.model.source,
@@ -150,7 +151,7 @@ def identification_record(work) -> IdentificationRecord:
         motor_joints=() if work.options.motor_encoders_only else tuple(robot.joint_names[j] for j in
                                                                         robot.motor_joints),
         method=work.values_method,
-        base_parameters=_base_rows(robot, est, ident, values, work.values_method),
+        base_parameters=_base_rows(robot, est, ident, values, work.values_method, _replaced(work)),
         standard_parameters=_standard_rows(robot, ident, work.consistent),
         correlated_pairs=tuple(
             ParameterCorrelation(c.first, c.second, finite(c.correlation)) for c in ident.correlated_pairs
@@ -171,10 +172,18 @@ def identification_record(work) -> IdentificationRecord:
         consistent_estimate=_consistent(work.consistent),
         friction_models=work.friction_models,
         estimator_comparison=work.estimator_comparison,
+        choices=tuple(work.choices),
     )
 
 
-def _base_rows(robot, est, ident, values, values_method) -> tuple[BaseParameter, ...]:
+def _replaced(work) -> frozenset[str]:
+    """Base parameters an adopted friction model replaced (a sigmoid joint's Coulomb level): no std of their own."""
+    if work.friction is None:
+        return frozenset()
+    return frozenset(n for n in work.base.names if n not in work.friction.names)
+
+
+def _base_rows(robot, est, ident, values, values_method, replaced=frozenset()) -> tuple[BaseParameter, ...]:
     base = robot.base_parameters()
     nominal = base.values(robot.parameters)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -187,8 +196,8 @@ def _base_rows(robot, est, ident, values, values_method) -> tuple[BaseParameter,
                 name=name,
                 expression=base.expressions[k],
                 value=float(values[k]),
-                std=finite(est.std[k]),
-                relative_std_percent=finite(rel[k]),
+                std=None if name in replaced else finite(est.std[k]),
+                relative_std_percent=None if name in replaced else finite(rel[k]),
                 identifiability=pc.numerical_class,
                 nominal=finite(nominal[k]),
                 correlated_with=tuple(pc.correlated_with),

@@ -1,7 +1,9 @@
 """The record of one run (robid.record.RunRecord): what the identified model predicts for a data set and how it
 fits, computed once, on every sample, so that a report only has to draw it.
 
-* **Prediction** with the reported values ``tau_pred = W beta`` (W the filtered base regressor of the run).
+* **Prediction** by the identified model (robid.identification.identified_model): ``tau_pred = W beta`` (W the
+  filtered base regressor of the run) plus, where the record adopted a nonlinear friction model, what that model
+  adds, through the same filter.
 * **Prediction band**: ``tau_pred +- 1.96 sqrt(w^T C w + sigma_j^2)``, C the covariance of the estimate (the
   parameter uncertainty along the regressor row w, robid.estimation.prediction_std) and ``sigma_j`` the noise std
   of the run's own processed torque, estimated by the signal stage (``noise.tau_std_processed``). About 95 % of the
@@ -29,9 +31,8 @@ import numpy as np
 from scipy.signal import lfilter, lfilter_zi
 
 from robid.errors import RobidInputError
-from robid.estimation import band_coverage, prediction_std, torque_metrics
+from robid.estimation import band_coverage, torque_metrics
 from robid.estimation.metrics import K95
-from robid.identification.compact_regressor import CompactRegressor
 from robid.identification.datasets import DataSet, elastic_rows
 from robid.model.terms import standalone_parameters
 from robid.record.codec import finite
@@ -68,24 +69,20 @@ class RunPrediction:
         return np.sqrt(self.std_model**2 + self.noise[None, :] ** 2)
 
 
-def predict_dataset(dataset: DataSet, values: np.ndarray, covariance: np.ndarray) -> RunPrediction:
-    """The prediction of the measured (drive) torque of every joint (DataSet.drive_view)."""
+def predict_dataset(robot, dataset: DataSet, model) -> RunPrediction:
+    """The prediction of the measured (drive) torque of every joint (DataSet.drive_view) by the identified
+    ``model`` (robid.identification.identified_model.IdentifiedModel)."""
     dataset = dataset.drive_view()
     noise = np.array([np.nan if s is None else s for s in dataset.processed.noise.tau_std_processed], dtype=float)
-    W = dataset.W
-    if isinstance(W, CompactRegressor):  # the dense regressor is never formed
-        std = W.prediction_std(covariance)
-    else:
-        std = prediction_std(W, covariance)
-    return RunPrediction(W @ values, std, noise)
+    mean, std = model.dataset_torque(robot, dataset)
+    return RunPrediction(mean, std, noise)
 
 
-def run_record(robot, dataset: DataSet, role: str, values, covariance, pred: RunPrediction | None = None, *,
+def run_record(robot, dataset: DataSet, role: str, model, pred: RunPrediction | None = None, *,
                references=()) -> RunRecord:
-    """The record of one run (module docstring), predicted with ``values`` and their ``covariance`` (``pred``:
-    that prediction when already made), with the fits of the ``references`` (ReferenceModel) on its samples."""
-    values = np.asarray(values, dtype=float)
-    pred = pred if pred is not None else predict_dataset(dataset, values, covariance)
+    """The record of one run (module docstring), predicted with the identified ``model`` (``pred``: that
+    prediction when already made), with the fits of the ``references`` (ReferenceModel) on its samples."""
+    pred = pred if pred is not None else predict_dataset(robot, dataset, model)
     dataset = dataset.drive_view()
     p = dataset.processed
     summary = processing_summary(p)
@@ -96,7 +93,7 @@ def run_record(robot, dataset: DataSet, role: str, values, covariance, pred: Run
         rows_used=dataset.rows_used,
         fit=torque_fit(dataset.tau, pred.mean, pred.std_model, pred.std_total, p.keep, robot.joint_names),
         ranges=_ranges(p, robot.joint_names),
-        display=_display(robot, dataset, values, pred),
+        display=_display(robot, dataset, model, pred),
         spectrum=_spectrum(dataset, pred),
         references=tuple(reference_fit(r, dataset, robot.joint_names) for r in references),
     )
@@ -174,17 +171,23 @@ def _columns(x: np.ndarray) -> tuple[tuple[float | None, ...], ...]:
     return tuple(_rounded(x[:, j]) for j in range(x.shape[1]))
 
 
-def _display(robot, dataset: DataSet, values: np.ndarray, pred: RunPrediction) -> DisplaySeries:
+def _display(robot, dataset: DataSet, model, pred: RunPrediction) -> DisplaySeries:
     p = dataset.processed
     step = max(1, -(-p.n_samples // DISPLAY_POINTS))
     pick = slice(None, None, step)
     base = robot.base_parameters()
+    values = np.asarray(model.values, dtype=float)
+    excess = _friction_excess(robot, dataset, model)
 
     def part(kind: str) -> tuple[tuple[float | None, ...] | None, ...]:
         out = []
         for j, joint in enumerate(robot.joint_names):
             idx = standalone_parameters(base.names, base.expressions, joint, kind)
-            out.append(_rounded(dataset.W[pick, j, idx] @ values[idx]) if idx else None)
+            if not idx:
+                out.append(None)
+                continue
+            column = dataset.W[pick, j, idx] @ values[idx]
+            out.append(_rounded(column + excess[pick, j] if kind == "friction" and excess is not None else column))
         return tuple(out)
 
     deflection = {}
@@ -207,6 +210,15 @@ def _display(robot, dataset: DataSet, values: np.ndarray, pred: RunPrediction) -
         used=tuple(tuple(bool(v) for v in col) for col in np.asarray(p.keep, dtype=bool)[pick].T),
         **deflection,
     )
+
+
+def _friction_excess(robot, dataset: DataSet, model) -> np.ndarray | None:
+    """(N, dof) what the model's nonlinear friction adds to the linear friction columns on the run's filtered
+    rows (the prediction minus the base regressor times the base values); None for a linear model."""
+    if model.is_linear:
+        return None
+    mean, _ = model.dataset_torque(robot, dataset)
+    return mean - dataset.W @ np.asarray(model.values, dtype=float)
 
 
 def _elastic_columns(robot, x: np.ndarray) -> tuple[Series | None, ...]:
@@ -277,6 +289,7 @@ def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) 
     the stored mapping and screening. The run's notes say which options were used when they are not the file's
     own."""
     from robid.identification.datasets import load_dataset
+    from robid.identification.identified_model import IdentifiedModel
     from robid.identification.recording import options_for_file, references_of, screening_policy
 
     options, stored_mapping, notes = options_for_file(record, str(path))
@@ -291,5 +304,5 @@ def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) 
     )
     if notes:
         dataset = dataclasses.replace(dataset, notes=(*dataset.notes, *notes))
-    return run_record(robot, dataset, "validation", record.values, record.covariance_matrix,
+    return run_record(robot, dataset, "validation", IdentifiedModel.of_record(record),
                       references=references_of(record.processing))

@@ -16,7 +16,7 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.io.files import read_json
-from robid.io.mapping import ChannelMapping, ReadOptions, canonical_mapping, read_mapping
+from robid.io.mapping import GROUP_PREFIX, ChannelMapping, ReadOptions, canonical_mapping, read_mapping
 from robid.io.motor_side import TransmissionMatrix, currents_to_torque, motor_to_joint
 from robid.io.screening import ChannelRef, ScreeningPolicy, screen
 from robid.io.table_set import TableSet
@@ -256,3 +256,25 @@ def read_trajectory_timing(path: str | Path) -> tuple[float, tuple[int, ...] | N
     else:
         raise RobidInputError(f"{path}: harmonics: expected a count or a list of positive integers, got {raw!r}")
     return float(period), harmonics
+
+
+def measured_groups(path: str | Path, mapping: str | Path | ChannelMapping | None = None) -> frozenset[str]:
+    """The signal groups a measurement holds (``positions``, ``torques``, ``motor_positions``, ...), from its
+    mapping or, for a canonical CSV, from its header line alone (the file is not read): what identification needs
+    to choose its layout before reading the data. A file that is neither gives the empty set (reading it later
+    says what is wrong)."""
+    loaded = read_mapping(mapping) if isinstance(mapping, str | Path) else mapping
+    if loaded is not None:
+        return frozenset(loaded.groups)
+    path = Path(path)
+    try:
+        with path.open("rb") as f:
+            header = f.readline(1 << 20).decode("utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    names = {n.strip().strip('"') for n in header.split(",")}
+    groups = set()
+    for group, prefix in GROUP_PREFIX.items():
+        if f"{prefix}1" in names:
+            groups.add(group)
+    return frozenset(groups)

@@ -1,12 +1,19 @@
 """The record of a nonlinear-friction model selection (schema 1.4, JSON ``friction_models``): per joint, every
 candidate friction model's figures, the chosen one, the parameters of the chosen models fitted together, and
 their friction curves against the data (robid.estimation.nonlinear_friction, docs/estimation.md "Nonlinear
-friction"). The record's base parameters and torque fits stay those of the linear model, which ``robid predict``
-uses; this section says whether and where a nonlinear model does better."""
+friction").
+
+Schema 1.5: ``models`` (the chosen model of every joint, structured), ``adopted`` and ``fit``. When ``adopted``,
+the chosen models are the record's model: the base parameters were fitted together with them (``fit``: every
+parameter of that fit, base ones first, with its covariance), the record's base values, standard deviations and
+every torque figure are that fit's, and ``robid predict``, the report and ``export-model`` evaluate it
+(robid.identification.identified_model). Not adopted (every joint linear, or an estimator whose values the
+friction fit would replace, e.g. ``consistent``): the section only says whether and where a nonlinear model
+does better, and the record's model is the linear one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -51,9 +58,35 @@ class FrictionModelCurve:
 
 
 @dataclass(frozen=True)
+class JointFrictionModel:
+    """The chosen friction model of one joint (1.5): ``model`` linear, stribeck or sigmoid, the number of
+    ``sigmoids`` (sigmoid model) and the position-ripple ``harmonics`` (any model; empty for none), as
+    robid.estimation.nonlinear_friction.FrictionRequest describes them."""
+
+    joint: str
+    model: str = "linear"
+    sigmoids: int = 1
+    ripple: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class FrictionFit:
+    """Every parameter of the chosen models' joint fit (1.5), in the fit's order: the base parameters it kept (a
+    sigmoid joint's fc_J is replaced by its sigmoids), the new linear parameters (ripple, fs_J, fsa<k>_J), then the
+    nonlinear ones (vs_J, fss<k>_J, fso<k>_J); ``nonlinear`` flags the last; ``covariance`` of all of them (the
+    problem linearised at the optimum, docs/estimation.md "Nonlinear friction")."""
+
+    names: tuple[str, ...]
+    values: tuple[float | None, ...]
+    nonlinear: tuple[bool, ...]
+    covariance: tuple[tuple[float | None, ...], ...]
+
+
+@dataclass(frozen=True)
 class FrictionModels:
     """The friction model selection: ``criterion`` "validation" (held-out RMS; a model with more parameters only
-    when it is lower by more than ``tolerance``, relative) or "bic"; ``chosen`` one model per joint."""
+    when it is lower by more than ``tolerance``, relative) or "bic"; ``chosen`` one model label per joint
+    (``models`` the same, structured); ``adopted`` and ``fit``: module docstring."""
 
     criterion: str
     tolerance: float
@@ -63,3 +96,11 @@ class FrictionModels:
     parameters: tuple[FrictionValue, ...]
     curves: tuple[FrictionModelCurve, ...]
     notes: tuple[str, ...] = ()
+    models: tuple[JointFrictionModel, ...] = ()
+    adopted: bool = False
+    fit: FrictionFit | None = field(default=None, metadata={"omit_none": True})
+
+    @property
+    def nonlinear_joints(self) -> tuple[str, ...]:
+        """The joints whose chosen model is not plain linear."""
+        return tuple(m.joint for m in self.models if m.model != "linear" or m.ripple)

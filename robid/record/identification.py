@@ -37,8 +37,9 @@ from robid.record.runs import RunRecord, TorqueFit
 #: 1.1: motor_joints (the elastic layout); 1.2: the runs' display.deflection_* (elastic) and
 #: processing.motor_encoders_only; 1.3: the runs' reference-model fits (references) and processing.references;
 #: 1.4: friction_models (nonlinear-friction model selection), estimator_comparison, processing.friction_models and
-#: processing.compare_methods
-SCHEMA_VERSION = "1.4"
+#: processing.compare_methods; 1.5: friction_models.models, .adopted and .fit (the chosen friction models as the
+#: record's model), choices (what identification chose by default, and why)
+SCHEMA_VERSION = "1.5"
 SCHEMA_MAJOR = 1
 
 
@@ -297,6 +298,9 @@ class IdentificationRecord:
     friction_models: FrictionModels | None = field(default=None, metadata={"omit_none": True})
     #: several estimators scored on the validation runs (robid.identification.estimator_comparison; 1.4)
     estimator_comparison: EstimatorComparison | None = field(default=None, metadata={"omit_none": True})
+    #: what identification chose where the caller left it open (layout, method, friction models), one line each,
+    #: with the reason (1.5; left out when none)
+    choices: tuple[str, ...] = field(default=(), metadata={"omit_empty": True})
     reference_labels: tuple[str, ...] = ()
     data: tuple[RunRecord, ...]
     validation_data: tuple[RunRecord, ...] = ()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from robid.schemas.excitation import SPEC
 from robid.schemas.fields import Field, FileSchema, Says, mapping, names_list
 
-METHODS = ("ols", "wls", "irls", "consistent", "idim-iv", "didim", "eiv")
+METHODS = ("auto", "ols", "wls", "irls", "consistent", "idim-iv", "didim", "eiv")
 FORMATS = ("csv", "krl", "rapid", "urscript")
 FEEDFORWARD = ("rigid", "full", "none")
 NOISE = ("none", "low", "realistic", "high")
@@ -125,9 +125,12 @@ IDENTIFICATION = mapping(
     "identification", "What is identified and validated, and how.",
     names_list("measurements", "Measurements identified on (at least one).", min_items=1, required=True),
     names_list("validation", "Measurements the model is validated on.", default=[]),
-    Field("method", "string", "Estimator (docs/estimation.md).", enum=METHODS, default="wls"),
+    Field("method", "string", "Estimator (docs/estimation.md); auto: eiv in the elastic layout, wls elsewhere.",
+          enum=METHODS, default="auto"),
     names_list("terms", "Terms of identification when they differ from the campaign's (e.g. with stiffness, "
-               "damping: the elastic layout).", default=Says("the campaign's terms")),
+               "damping: the elastic layout).", default=Says("the campaign's terms; the elastic layout when "
+                                                               "the robot declares springs and the measurements "
+                                                               "hold motor positions")),
     Field("feedforward", "string", "idim-iv and didim: the controller's feed-forward.", enum=FEEDFORWARD,
           default="rigid"),
     names_list("friction_models", "At least two friction models compared per joint (linear, stribeck, "

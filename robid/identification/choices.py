@@ -1,0 +1,100 @@
+"""What identification chooses where the caller left it open, and why: the layout, the estimator and the friction
+models (interfaces.md section 4: with no options ``robid identify`` takes the best path the robot file and the
+data allow, and says what it chose). Each choice is one line for the record's ``choices`` and the command line.
+
+* **Layout.** A robot whose file declares springs (``elasticity`` blocks) is identified in the elastic layout
+  (terms ``stiffness`` and ``damping``: link rows and motor rows, docs/elastic.md section 3) when every
+  identification file measures the motor positions (``theta1..``, or a mapping's ``motor_positions``); without
+  them the rigid layout is all the data allow, and the line names the springs left out. Terms given by the caller
+  (``--terms``, a campaign's ``terms``, ``load_robot(..., terms=...)``) are kept as given.
+* **Estimator** ``auto``: ``eiv`` in the elastic layout -- the spring and damping columns are differences of two
+  encoders' processed signals, whose noise biases least squares and makes its independent-row covariance too
+  small (docs/elastic.md section 3, docs/estimation.md "Errors in variables"); ``wls`` elsewhere (two-step
+  per-joint weights, the rows' correlation by the filter counted).
+* **Friction models** ``auto``: linear, Stribeck and sigmoid compared per joint
+  (robid.identification.friction_selection) when the layout is rigid, the joints have their own viscous and
+  Coulomb parameters, the estimator is ``wls`` (whose values the joint fit of the chosen models replaces) and the
+  stacked problem has at most :data:`FRICTION_AUTO_ROWS` used rows; otherwise the line says why not and how to
+  ask for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from robid.defaults import FRICTION_MODELS_AUTO
+from robid.estimation.nonlinear_friction import FRICTION_CANDIDATES
+from robid.robot import Robot
+
+#: (sample, joint) rows up to which the friction models are compared by default: the comparison refits the whole
+#: problem about a dozen times (benchmarks/RESULTS.md, "friction model selection": its share of identify's time)
+FRICTION_AUTO_ROWS = 150_000
+
+#: the terms the elastic layout adds to the robot's default terms
+ELASTIC_LAYOUT_TERMS = ("stiffness", "damping")
+
+
+def chosen_layout(robot: Robot, files, options) -> tuple[Robot, str | None]:
+    """(the robot identification uses, the line that says which layout and why; None when the caller gave the
+    terms or the robot has no springs). ``options``: robid.identification.IdentificationOptions."""
+    model = robot.model
+    if getattr(robot, "terms_given", True) or not model.is_elastic or options.static_deflection:
+        return robot, None
+    springs = ", ".join(j.name for j in model.joints if j.elasticity is not None)
+    if options.motor_encoders_only:
+        return _elastic(robot), (f"layout: elastic (springs of {springs}; --motor-encoders-only: the link states "
+                                 "are reconstructed from the motor encoders)")
+    missing = [str(f) for f in files if "motor_positions" not in _groups(f, options)]
+    if missing:
+        return robot, (f"layout: rigid -- the robot file declares springs on {springs}, but {missing[0]} has no "
+                       "motor positions (theta1.., or a mapping's motor_positions): stiffness and damping left out; "
+                       "measure the motor encoders too, or give --terms")
+    return _elastic(robot), (f"layout: elastic (springs declared on {springs}, motor positions measured): link and "
+                             "motor rows with stiffness and damping")
+
+
+def _elastic(robot: Robot) -> Robot:
+    return Robot(robot.model, tuple(robot.terms) + ELASTIC_LAYOUT_TERMS)
+
+
+def _groups(source, options) -> frozenset[str]:
+    from robid.io.measurement_file import measured_groups
+
+    path = getattr(source, "path", source)
+    return measured_groups(Path(path), options.mapping_for(source))
+
+
+def resolved_method(robot: Robot, options) -> tuple[str, str | None]:
+    """(the estimator, the line that says why; None when the caller named it)."""
+    if options.method != "auto":
+        return options.method, None
+    if robot.motor_joints and not options.motor_encoders_only:
+        return "eiv", ("method: eiv (auto) -- the elastic layout's spring, damping and acceleration columns carry "
+                       "the encoders' noise; least squares corrected for it, with a covariance that counts the rows "
+                       "correlated within the period (--method overrides)")
+    return "wls", "method: wls (auto) -- two-step per-joint weights (--method overrides)"
+
+
+def friction_candidates(robot: Robot, options, method: str, rows: int, streamed: bool) -> tuple[tuple, str | None]:
+    """(the friction models to compare, the line that says why; None when the caller named them or switched the
+    comparison off). ``rows``: the stacked problem's used rows; ``streamed``: the runs were kept compactly."""
+    asked = options.friction_models
+    if asked != FRICTION_MODELS_AUTO:
+        return tuple(asked), None
+    how = "ask for it with --friction-models linear,stribeck,sigmoid"
+    names = robot.base_parameters().names
+    own = [j for j in robot.joint_names if f"fv_{j}" in names and f"fc_{j}" in names]
+    if robot.motor_joints or options.motor_encoders_only:
+        reason = "the elastic layout (the comparison is for one row per joint)"
+    elif not own:
+        return (), None
+    elif method != "wls":
+        reason = f"--method {method} (the chosen models would be fitted by wls)"
+    elif streamed:
+        reason = "a long non-periodic record kept on the streamed path"
+    elif rows > FRICTION_AUTO_ROWS:
+        reason = f"{rows} rows (more than {FRICTION_AUTO_ROWS})"
+    else:
+        return FRICTION_CANDIDATES, (f"friction models: {', '.join(FRICTION_CANDIDATES)} compared per joint (auto; "
+                                     "--friction-models none switches it off)")
+    return (), f"friction models: linear only, not compared: {reason}; {how}"
