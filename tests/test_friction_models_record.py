@@ -31,8 +31,10 @@ def stribeck_runs(tmp_path_factory):
     rng = np.random.default_rng(9)
     other = FourierTrajectory(4.0, np.array([0.0, -0.1, 0.3]), rng.normal(scale=0.3, size=(3, 4)),
                               rng.normal(scale=0.3, size=(3, 4)), None)
+    third = FourierTrajectory(6.0, np.array([-0.2, 0.1, 0.2]), rng.normal(scale=0.3, size=(3, 5)),
+                              rng.normal(scale=0.3, size=(3, 5)), None)
     files = {}
-    for name, traj in (("ident", _trajectory()), ("valid", other)):
+    for name, traj in (("ident", _trajectory()), ("valid", other), ("held_out", third)):
         run = simulate(path, traj, periods=4, seed=3,
                        sensors=SensorSettings(q_noise=1e-5, tau_noise=0.05, encoder_counts=None))
         files[name] = tmp / f"{name}.csv"
@@ -60,7 +62,11 @@ def test_selection_picks_stribeck_where_it_was_simulated_and_the_record_carries_
     assert [c.joint for c in chosen_rows] == list(robot.joint_names)
     write_result(tmp_path / "result.json", result.record)
     again = read_result(tmp_path / "result.json")
-    assert again.schema == "1.4" and again.friction_models == fm
+    assert again.schema == "1.5" and again.friction_models == fm
+    # adopted: the record's base values are the joint fit's, and its model is what predict evaluates
+    assert fm.adopted and fm.nonlinear_joints == ("K2", "K3")
+    fit = dict(zip(fm.fit.names, fm.fit.values, strict=True))
+    assert all(p.value == fit[p.name] for p in again.base_parameters if p.name in fit)
     assert again.processing.friction_models == ("linear", "stribeck", "sigmoid")
     from robid.report import write_report
 
@@ -70,10 +76,21 @@ def test_selection_picks_stribeck_where_it_was_simulated_and_the_record_carries_
 
 def test_without_friction_models_the_record_has_no_section(stribeck_runs, tmp_path):
     path, files = stribeck_runs
-    record = run_identification(robid.load_robot(path), [files["ident"]]).record
+    options = IdentificationOptions(friction_models=())
+    record = run_identification(robid.load_robot(path), [files["ident"]], options).record
     assert record.friction_models is None
     write_result(tmp_path / "r.json", record)
     assert '"friction_models"' not in (tmp_path / "r.json").read_text()
+
+
+def test_by_default_the_friction_models_are_compared_and_said(stribeck_runs):
+    """Defaults only: the comparison runs (a small rigid problem), is said in the record's choices, and the
+    Stribeck joints are found by BIC without a validation run."""
+    path, files = stribeck_runs
+    record = run_identification(robid.load_robot(path), [files["ident"]]).record
+    assert any(c.startswith("friction models: linear, stribeck, sigmoid compared") for c in record.choices)
+    assert record.friction_models.criterion == "bic" and record.friction_models.adopted
+    assert record.friction_models.chosen[1:] == ("stribeck", "stribeck")
 
 
 def test_the_command_line_checks_the_friction_models(stribeck_runs, tmp_path, capsys):
@@ -87,4 +104,4 @@ def test_the_command_line_checks_the_friction_models(stribeck_runs, tmp_path, ca
                  "--friction-models", "linear,stribeck", "--min-speed", "0.02"])
     assert code == 0
     assert read_result(tmp_path / "r.json").friction_models.criterion == "bic"
-    assert "friction models (chosen by bic): K1 " in capsys.readouterr().out
+    assert "friction models (chosen by bic; the identified model): K1 " in capsys.readouterr().out

@@ -13,7 +13,12 @@ their own CSE. The sources need nothing but numpy (Python) or libm (C):
   double *tau)`` and ``<prefix>_base_regressor(..., double *y)`` on row-major (n, dof) and (n, dof, nb) arrays,
   and ``<prefix>_base_values[nb]``.
 
-Coulomb friction uses sign(qd) as in identification; a controller that needs a smooth sign should replace it.
+Coulomb friction uses sign(qd); identification and ``robid predict`` use its expected value given the velocity
+noise (robid.identification.coulomb), which equals sign(qd) beyond a few noise levels of the velocity. A
+controller that needs a smooth sign should replace it. A joint friction model that is not linear (Stribeck,
+sigmoids, position ripple: chosen and adopted by identification) is added by ``friction_excess(q, qd)`` (Python)
+or ``static <prefix>_friction_excess`` (C), which ``inverse_dynamics`` calls; the base regressor stays the linear
+part (``inverse_dynamics = base_regressor @ BASE_VALUES + friction_excess``; robid.export.friction_source).
 The elastic layout (motor rows) is not exported: its feed-forward needs the motor-side reference
 (``robid export --motor-side``).
 """
@@ -43,6 +48,7 @@ def _program(model: RobotModel, terms: tuple[str, ...], values, base_indices):
 
 def python_source(model, terms, values, base_indices, base_names, base_values, header: str) -> str:
     """The standalone numpy module (module docstring); ``header`` opens its docstring."""
+    from robid.export.friction_source import python_friction_source
     from robid.symbolic.codegen import numpy_function
 
     prog, symbols, offsets, indices = _program(model, terms, values, base_indices)
@@ -62,14 +68,16 @@ def python_source(model, terms, values, base_indices, base_names, base_values, h
         "def inverse_dynamics(q, qd, qdd):\n"
         '    """(N, dof) joint torques (N m, N) of the identified model; one sample (dof,) gives (dof,)."""\n'
         "    single = np.ndim(q) == 1\n"
-        "    tau = _folded_inverse_dynamics(np.atleast_2d(q), np.atleast_2d(qd), np.atleast_2d(qdd), ())\n"
+        "    q, qd = np.atleast_2d(q), np.atleast_2d(qd)\n"
+        "    tau = _folded_inverse_dynamics(q, qd, np.atleast_2d(qdd), ()) + friction_excess(q, qd)\n"
         "    return tau[0] if single else tau\n\n\n"
-        + folded + "\n\n" + regressor
+        + python_friction_source(model) + "\n\n" + folded + "\n\n" + regressor
     )
 
 
 def c_source(model, terms, values, base_indices, base_names, base_values, header: str, prefix: str) -> str:
     """The standalone C file (module docstring); ``header`` becomes its leading comment."""
+    from robid.export.friction_source import c_friction_source
     from robid.symbolic.ccode import c_torque_function, portable_c_function
 
     if not prefix.isidentifier():
@@ -85,8 +93,13 @@ def c_source(model, terms, values, base_indices, base_names, base_values, header
         "#include <math.h>\n\n"
         f"const long {prefix}_dof = {dof};\nconst long {prefix}_nb = {nb};\n"
         f"const double {prefix}_base_values[{nb}] = {{\n    {values_text}\n}};\n\n"
-        + c_torque_function(f"{prefix}_inverse_dynamics", prog, symbols, offsets, "tau")
+        + c_friction_source(model, f"{prefix}_friction_excess") + "\n"
+        + "static " + c_torque_function(f"{prefix}_linear_inverse_dynamics", prog, symbols, offsets, "tau")
         + "\n"
+        + f"void {prefix}_inverse_dynamics(const double *q, const double *qd, const double *qdd, long n, "
+          "double *tau) {\n"
+        + f"    {prefix}_linear_inverse_dynamics(q, qd, qdd, n, tau);\n"
+        + f"    {prefix}_friction_excess(q, qd, n, tau);\n}}\n\n"
         + portable_c_function(f"{prefix}_base_regressor", prog, symbols, offsets, indices)
     )
 

@@ -19,6 +19,8 @@ from robid.model.robot_model import (
     Drive,
     Elasticity,
     Friction,
+    FrictionRipple,
+    FrictionSigmoid,
     Joint,
     Link,
     RobotModel,
@@ -95,3 +97,39 @@ def _compensator(comp: Compensator, name: str, table: dict[str, float]) -> Compe
     if comp.type == "fourier" and all(c is not None for c in coefficients):
         return dataclasses.replace(comp, coefficients=tuple(coefficients))
     return comp
+
+
+def with_friction_models(model: RobotModel, friction_models) -> RobotModel:
+    """``model`` with the adopted nonlinear friction of a record (robid.record.FrictionModels, ``adopted``): per
+    joint its model (stribeck: ``static`` fs_J and ``stribeck_velocity`` vs_J; sigmoid: the sigmoids'
+    amplitude fsa<k>_J, slope fss<k>_J and offset fso<k>_J, no Coulomb level; ripple: frc<h>_J, frs<h>_J), the
+    linear part (viscous, coulomb, offset) kept as ``model`` has it (the exported standard set). The robot file's
+    friction models are those of robid.model.robot_model.Friction, whose torque is what identification fitted
+    (robid.identification.identified_model)."""
+    if friction_models is None or not friction_models.adopted or friction_models.fit is None:
+        return model
+    value = dict(zip(friction_models.fit.names, friction_models.fit.values, strict=True))
+    chosen = {m.joint: m for m in friction_models.models}
+    joints = []
+    for joint in model.joints:
+        m = chosen.get(joint.name)
+        joints.append(joint if m is None else dataclasses.replace(joint, friction=_friction(joint, m, value)))
+    return dataclasses.replace(model, joints=tuple(joints))
+
+
+def _friction(joint: Joint, chosen, value: dict) -> Friction:
+    name = joint.name
+    f = dataclasses.replace(joint.friction, model="linear", static=0.0, stribeck_velocity=0.0, sigmoids=(),
+                            ripple=None)
+    if chosen.ripple:
+        f = dataclasses.replace(f, ripple=FrictionRipple(
+            tuple(chosen.ripple), tuple(float(value[f"frc{h}_{name}"]) for h in chosen.ripple),
+            tuple(float(value[f"frs{h}_{name}"]) for h in chosen.ripple)))
+    if chosen.model == "stribeck":
+        return dataclasses.replace(f, model="stribeck", static=float(value[f"fs_{name}"]),
+                                   stribeck_velocity=float(value[f"vs_{name}"]))
+    if chosen.model == "sigmoid":
+        sigmoids = tuple(FrictionSigmoid(float(value[f"fsa{k}_{name}"]), float(value[f"fss{k}_{name}"]),
+                                         float(value[f"fso{k}_{name}"])) for k in range(1, chosen.sigmoids + 1))
+        return dataclasses.replace(f, model="sigmoid", coulomb=0.0, sigmoids=sigmoids)
+    return f

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.export.identified_model import identified_model
+from robid.export.identified_model import identified_model, with_friction_models
 from robid.export.standard_set import ExportedStandardSet, exported_standard_set
 from robid.record import IdentificationRecord
 from robid.robot import Robot
@@ -47,6 +47,16 @@ def _fit_lines(record: IdentificationRecord) -> list[str]:
     return out
 
 
+def _friction_line(record: IdentificationRecord) -> str:
+    """Which joint friction models the export carries (robid.record.friction_models)."""
+    fm = record.friction_models
+    if fm is None or not fm.adopted:
+        return "Joint friction: linear (viscous fv, Coulomb fc, offset f0) on every joint."
+    special = ", ".join(f"{j} {m}" for j, m in zip(fm.joints, fm.chosen, strict=True) if m != "linear")
+    return (f"Joint friction: {special} (chosen by {fm.criterion} and fitted with every base parameter); linear on "
+            "the other joints.")
+
+
 def header_lines(record: IdentificationRecord, standard: ExportedStandardSet, source: str) -> list[str]:
     """What was identified, when (the result file) and how well; what the export had to choose."""
     from robid import __version__
@@ -61,6 +71,7 @@ def header_lines(record: IdentificationRecord, standard: ExportedStandardSet, so
         + (f"; {', '.join(Path(r.file).name for r in record.validation_data)} (validation)"
            if record.validation_data else ""),
         *_fit_lines(record),
+        _friction_line(record),
     ]
     if standard.identified_consistent:
         lines.append(
@@ -101,7 +112,7 @@ def export_model(
         record.values, base.grouping, names, robot.parameters, base_names=record.names,
         covariance=record.covariance_matrix, consistent_by_construction=record.method.startswith("consistent"),
     )
-    model = identified_model(robot.model, names, standard.values)
+    model = with_friction_models(identified_model(robot.model, names, standard.values), record.friction_models)
     lines = header_lines(record, standard, source)
     text = _render(fmt, record, robot, model, standard, lines, base.indices, prefix)
     return ModelExport(fmt, text, standard, tuple(lines))
@@ -114,7 +125,12 @@ def _not_in_urdf(model, standard: ExportedStandardSet) -> list[str]:
         if n.startswith(("f0_", "comp_", "k_", "d_", "fl_", "fvm_", "fcm_", "Iam_")):
             out.append(f"{n} = {float(v)!r}")
     lines = ["Not expressible in URDF (listed here): " + ", ".join(out)] if out else []
+    from robid.export.robot_file_writer import friction_block
+
     for joint in model.joints:
+        if not joint.friction.is_linear:  # URDF's <dynamics> holds viscous and Coulomb friction only
+            lines.append(f"Friction model of joint {joint.name} (robot-file friction block, SI units): "
+                         f"{friction_block(joint.friction)}")
         c = joint.compensator
         if c is not None:  # the whole balancer, so that it can be rebuilt from this header
             fields = {k: v for k, v in dataclasses.asdict(c).items() if v not in (None, (), 0.0) or k == "type"}

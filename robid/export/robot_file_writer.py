@@ -34,8 +34,7 @@ def _joint_updates(joint: Joint) -> dict[str, Any]:
         if joint.drive.coupling is not None:
             out["drive"]["coupling"] = {"viscous": joint.drive.coupling.viscous,
                                         "coulomb": joint.drive.coupling.coulomb}
-    f = joint.friction
-    out["friction"] = {"viscous": f.viscous, "coulomb": f.coulomb, "offset": f.offset}
+    out["friction"] = friction_block(joint.friction)
     if joint.elasticity is not None:
         e = joint.elasticity
         out["elasticity"] = {"stiffness": e.stiffness, "damping": e.damping, "link_viscous": e.link_viscous}
@@ -50,9 +49,28 @@ def _joint_updates(joint: Joint) -> dict[str, Any]:
     return out
 
 
+def friction_block(f) -> dict[str, Any]:
+    """The robot file's ``friction`` block of a joint's Friction (docs/robot-file.md): the model and its fields."""
+    if f.model == "sigmoid":
+        out: dict[str, Any] = {"model": "sigmoid", "viscous": f.viscous, "offset": f.offset,
+                               "sigmoids": [{"amplitude": g.amplitude, "slope": g.slope, "offset": g.offset}
+                                            for g in f.sigmoids]}
+    else:
+        out = {"viscous": f.viscous, "coulomb": f.coulomb, "offset": f.offset}
+        if f.model == "stribeck":
+            out = {"model": "stribeck", **out, "static": f.static, "stribeck_velocity": f.stribeck_velocity}
+    if f.ripple is not None:
+        out["ripple"] = {"harmonics": list(f.ripple.harmonics), "cos": list(f.ripple.cos), "sin": list(f.ripple.sin)}
+    return out
+
+
+#: blocks replaced whole, not merged key by key (a friction model's fields depend on the model)
+_REPLACED = ("friction",)
+
+
 def _merge(target: dict, updates: dict) -> None:
     for key, value in updates.items():
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
+        if isinstance(value, dict) and isinstance(target.get(key), dict) and key not in _REPLACED:
             _merge(target[key], value)
         else:
             target[key] = value

@@ -51,6 +51,8 @@ class FilePrediction:
     processed: TorqueMetrics
     rre_percent: np.ndarray
     method: tuple[str, ...]
+    #: the processed grid the model was evaluated on: t (M,), q, qd, qdd and the predicted torque (M, dof)
+    grid: tuple[np.ndarray, ...] = ()
 
     @property
     def residual(self) -> np.ndarray:
@@ -161,6 +163,8 @@ def predict_file(
         processed=metrics,
         rre_percent=rre,
         method=(*lines, *processed.method.splitlines(), *notes),
+        grid=(np.asarray(processed.t, dtype=float), np.asarray(processed.q, dtype=float),
+              np.asarray(processed.qd, dtype=float), np.asarray(processed.qdd, dtype=float), grid),
     )
 
 
