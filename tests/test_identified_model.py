@@ -70,6 +70,10 @@ def test_the_plain_command_adopts_the_stribeck_joints_and_says_so(plain, capsys)
         assert fit[name] == pytest.approx(true, rel=0.05), name
         if name in record.names:  # the record's base value is the joint fit's
             assert record.value(name) == fit[name]
+    frame = record.to_frame("friction")
+    assert set(frame[frame.joint == "K2"].name) == {"fv_K2", "fc_K2", "f0_K2", "fs_K2", "vs_K2"}
+    assert set(frame[frame.joint == "K2"].model) == {"stribeck"} and set(frame[frame.joint == "K1"].model) == {"linear"}
+    assert frame.set_index("name").value["vs_K3"] == pytest.approx(STRIBECK[2][3], rel=0.05)
 
 
 def test_predict_evaluates_the_adopted_model_within_1_5x_of_an_ideal_fit(plain, tmp_path, capsys):

@@ -144,6 +144,52 @@ class IdentifiedModel:
         return out + _excess(self.friction, joint, name, qj, vj, sj)
 
 
+    def friction_curve(self, robot, joint: int, velocity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(torque, std) of joint ``joint``'s friction over a velocity grid (position ripple at q = 0, sign(v)):
+        the model's curve and its standard deviation by the delta method, from the covariance of the parameters
+        it depends on (central differences for the nonlinear ones)."""
+        v = np.asarray(velocity, dtype=float)
+        dof = robot.dof
+        V = np.zeros((v.size, dof))
+        V[:, joint] = v
+        S = np.sign(V)
+        Q = np.zeros_like(V)
+        torque = self.friction_torque(robot, joint, Q, V, S)
+        if self.friction is None:
+            names, values, cov = self.names, np.asarray(self.values, dtype=float), self.covariance
+        else:
+            names, values, cov = self.friction.names, np.asarray(self.friction.values, dtype=float), \
+                self.friction.covariance
+        joint_name = robot.joint_names[joint]
+        own = [k for k, n in enumerate(names) if n.endswith(f"_{joint_name}") and n.split("_", 1)[0] in _FRICTION]
+        J = np.zeros((v.size, len(own)))
+        for c, k in enumerate(own):
+            h = 1e-6 * max(abs(values[k]), 1e-6)
+            plus, minus = values.copy(), values.copy()
+            plus[k] += h
+            minus[k] -= h
+            J[:, c] = (self._with(names, plus).friction_torque(robot, joint, Q, V, S)
+                       - self._with(names, minus).friction_torque(robot, joint, Q, V, S)) / (2 * h)
+        C = np.asarray(cov, dtype=float)[np.ix_(own, own)]
+        std = np.sqrt(np.clip(np.sum((J @ C) * J, axis=1), 0.0, None)) if own else np.zeros_like(v)
+        return torque, std
+
+    def _with(self, names, values) -> IdentifiedModel:
+        """This model with the parameters ``names`` set to ``values`` (the base values or the friction fit's)."""
+        if self.friction is None:
+            return IdentifiedModel(self.names, values, self.covariance, None, self.coulomb)
+        table = dict(zip(names, values, strict=True))
+        base = np.array([table.get(n, 0.0) for n in self.names])
+        friction = AdoptedFriction(self.friction.names, values, self.friction.nonlinear, self.friction.requests,
+                                   self.friction.covariance)
+        return IdentifiedModel(self.names, base, self.covariance, friction, self.coulomb)
+
+
+#: prefixes of a joint's friction parameters (linear, Stribeck, sigmoid, ripple)
+_FRICTION = ("fv", "fc", "f0", "fs", "vs", *(f"{p}{k}" for p in ("fsa", "fss", "fso", "frc", "frs")
+                                                 for k in range(1, 9)))
+
+
 def _excess(friction: AdoptedFriction, row: int, joint: str, q, v, s) -> np.ndarray:
     """phi_J of the module docstring: what joint ``joint``'s model adds to fv v + fc s + f0."""
     value = dict(zip(friction.names, np.asarray(friction.values, dtype=float), strict=True))

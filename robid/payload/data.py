@@ -157,22 +157,31 @@ def difference_rows(rigid: Robot, loaded: ProcessedSignals, unloaded: ProcessedS
     return PayloadRows(sources[0], "unloaded run", Y, dtau, keep, correlation_of(loaded), s, tuple(notes))
 
 
-def model_rows(robot: Robot, rigid: Robot, path, base_values: np.ndarray, *, mapping=None,
+def model_rows(robot: Robot, rigid: Robot, path, base_values, *, mapping=None,
                options: ProcessingOptions | None = None, policy: ScreeningPolicy | None = None,
                coulomb: str = "noise") -> PayloadRows:
-    """Rows from the loaded run and the identified base parameters ``base_values`` of ``robot`` (module
-    docstring)."""
+    """Rows from the loaded run and the identified model of ``robot`` (module docstring): ``base_values``, its
+    base values, or the identified model itself (robid.identification.identified_model.IdentifiedModel, which
+    adds an adopted nonlinear friction model)."""
     from robid.identification.datasets import load_dataset
+    from robid.identification.identified_model import IdentifiedModel
+
+    if isinstance(base_values, IdentifiedModel):
+        model = base_values
+    else:
+        values = np.asarray(base_values, dtype=float)
+        model = IdentifiedModel(tuple(robot.base_parameters().names), values, np.zeros((values.size,) * 2),
+                                coulomb=coulomb)
 
     ds = load_dataset(robot, path, mapping=mapping, options=options, policy=policy, coulomb=coulomb)
     if ds.drive_rows is not None:
         raise RobidInputError(f"{path}: payload identification from a model needs the rigid layout "
                               "(terms without 'stiffness')")
-    if ds.W.shape[2] != len(base_values):
-        raise RobidInputError(f"--result: has {len(base_values)} base parameters, the robot's model "
+    if ds.W.shape[2] != len(model.values):
+        raise RobidInputError(f"--result: has {len(model.values)} base parameters, the robot's model "
                               f"{ds.W.shape[2]}: identify and payload must use the same robot and terms")
     keep = np.asarray(ds.processed.keep, bool)
-    dtau = (ds.tau - ds.W @ base_values) * keep
+    dtau = (ds.tau - model.dataset_torque(robot, ds)[0]) * keep
     Y = filtered_columns(rigid, ds.processed) * keep[:, :, None]
     notes = ["reference: the identified model (RESULT.json) on the loaded run; its own error stays in the "
              "payload's torque (prefer an unloaded run of the same trajectory)",

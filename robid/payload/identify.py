@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from robid.defaults import DEFAULT_MIN_SPEED
 from robid.errors import RobidInputError
 from robid.io.screening import ScreeningPolicy
@@ -59,9 +57,13 @@ def identify_payload(
     if missing:
         raise RobidInputError(f"{result}: base_parameters: no value for {missing[0]} of the robot's model: identify "
                               "and payload must use the same robot file and terms")
-    beta = np.array([values[n] if values[n] is not None else 0.0 for n in names], dtype=float)
-    rows = model_rows(full, rigid, loaded, beta, mapping=mapping, options=options, policy=policy,
-                      coulomb=record.processing.coulomb)
+    from robid.identification.identified_model import IdentifiedModel
+
+    if tuple(names) != tuple(record.names):
+        raise RobidInputError(f"{result}: base_parameters: not those of the robot's model in the same order: "
+                              "identify and payload must use the same robot file and terms")
+    rows = model_rows(full, rigid, loaded, IdentifiedModel.of_record(record), mapping=mapping, options=options,
+                      policy=policy, coulomb=record.processing.coulomb)
     return estimate_payload(rows, model)
 
 

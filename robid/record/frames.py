@@ -22,7 +22,7 @@ def record_frame(record: IdentificationRecord, what: str = "parameters"):
     """The DataFrame of ``what`` (see :meth:`IdentificationRecord.to_frame`)."""
     import pandas as pd
 
-    builders = {"parameters": _parameters, "standard": _standard, "fit": _fit, "runs": _runs}
+    builders = {"parameters": _parameters, "standard": _standard, "fit": _fit, "runs": _runs, "friction": _friction}
     if what not in builders:
         raise RobidInputError(f"to_frame: what={what!r}: expected one of {', '.join(builders)}")
     columns, rows = builders[what](record)
@@ -77,3 +77,28 @@ def _runs(record: IdentificationRecord) -> tuple[list[str], list[list]]:
         for k, r in enumerate(record.runs)
     ]
     return columns, rows
+
+
+def _friction(record: IdentificationRecord) -> tuple[list[str], list[list]]:
+    """One row per joint and friction parameter of the identified model: the linear ones (fv, fc, f0: base
+    parameters that stand alone) and, where an adopted model is not linear, its own (fs, vs, sigmoids, ripple)."""
+    fm = record.friction_models
+    adopted = fm is not None and fm.adopted
+    models = {m.joint: m for m in fm.models} if adopted else {}
+    extra = dict(zip(fm.fit.names, zip(fm.fit.values, fm.fit.nonlinear, strict=True), strict=True)) \
+        if adopted and fm.fit is not None else {}
+    stds = {p.name: p.std for p in fm.parameters} if adopted else {}
+    by_name = {p.name: p for p in record.base_parameters}
+    rows = []
+    for joint in record.joints:
+        m = models.get(joint)
+        label = "linear" if m is None else m.model + (f" x{m.sigmoids}" if m.model == "sigmoid" and m.sigmoids > 1
+                                                      else "") + (" + ripple" if m and m.ripple else "")
+        for prefix in ("fv", "fc", "f0"):
+            p = by_name.get(f"{prefix}_{joint}")
+            if p is not None and "".join(p.expression.split()) == p.name:
+                rows.append([joint, label, p.name, p.value, p.std, False])
+        for name, (value, nonlinear) in extra.items():
+            if name.endswith(f"_{joint}") and name not in by_name:
+                rows.append([joint, label, name, value, stds.get(name), nonlinear])
+    return ["joint", "model", "name", "value", "std", "nonlinear"], rows

@@ -408,7 +408,9 @@ class IdentificationRecord:
           nrmse_percent, max_error, measured_rms, relative_error_percent, inside_band_percent, mean_model_std;
         * ``"runs"``: one row per run: run, file, role, mode, samples_read, samples, sample_rate_hz, period_s,
           period_source, n_periods, rejected_periods, harmonics (count), cutoff_hz, rows_used, dropped_rows,
-          unused_rows, fit_samples, relative_error_norm_percent.
+          unused_rows, fit_samples, relative_error_norm_percent;
+        * ``"friction"``: one row per joint and friction parameter of the identified model: joint, model (linear,
+          stribeck, sigmoid; the adopted one), name, value, std, nonlinear.
 
         A value the record does not hold (``None``) is NaN in a float column (``<NA>`` for the harmonics count)."""
         from robid.record.frames import record_frame

@@ -51,6 +51,14 @@ class ReportData:
         return self.record.values
 
     @property
+    def model(self):
+        """The identified model the record describes (robid.identification.identified_model): base values and any
+        adopted nonlinear friction."""
+        from robid.identification.identified_model import IdentifiedModel
+
+        return IdentifiedModel.of_record(self.record)
+
+    @property
     def covariance(self) -> np.ndarray:
         """Covariance of the estimate (NaN where the record has none: no band is drawn there)."""
         return self.record.covariance_matrix

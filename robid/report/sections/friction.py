@@ -122,6 +122,14 @@ def _friction_joints(data) -> list[tuple[int, list[str]]]:
     return out
 
 
+def _curve_label(data, j: int, prefixes) -> str:
+    """What the curve of joint ``j`` is: the linear terms, or the adopted nonlinear model."""
+    friction = data.model.friction
+    if friction is not None and (friction.requests[j].model != "linear" or friction.requests[j].ripple):
+        return f"{friction.requests[j].label} model (identified)"
+    return " + ".join({"fv": "fv\u00b7qd", "fc": "fc\u00b7sign(qd)", "f0": "f0"}[p] for p in prefixes)
+
+
 def _friction_figures(data, joints) -> tuple[list, list[str]]:
     units = joint_units(data.robot)
     names = data.robot.joint_names
@@ -143,6 +151,13 @@ def _friction_figures(data, joints) -> tuple[list, list[str]]:
         curve = friction_curve(
             grid, prefixes, names[j], data.names, data.values, data.covariance, nominal, data.references
         )
+        model = data.model
+        if model.friction is not None and (model.friction.requests[j].model != "linear"
+                                           or model.friction.requests[j].ripple):
+            import dataclasses
+
+            torque, std = model.friction_curve(data.robot, j, grid)  # the adopted nonlinear model (identified)
+            curve = dataclasses.replace(curve, identified=torque, std=std)
         held_out = _implied(data, j, "tau_friction", "qd", data.validation_runs) if data.validation_runs else None
         plotted.append((j, curve, _implied(data, j, "tau_friction", "qd"), prefixes, source, held_out))
     for group in F.joint_groups(len(plotted)):
@@ -160,8 +175,7 @@ def _friction_figures(data, joints) -> tuple[list, list[str]]:
                     implied,
                     f"velocity [{u.velocity}]",
                     f"friction [{u.torque}]",
-                    f"{names[j]}: "
-                    + " + ".join({"fv": "fv\u00b7qd", "fc": "fc\u00b7sign(qd)", "f0": "f0"}[p] for p in prefixes),
+                    f"{names[j]}: " + _curve_label(data, j, prefixes),
                     held_out=held_out,
                 )
             for ax in axes[len(items) :]:
