@@ -97,7 +97,11 @@ def select_friction_models(
             raise RobidInputError(f"friction selection: no joint named {j!r} (joints: {', '.join(names)})")
     if not 0 <= tolerance < 1:
         raise RobidInputError(f"friction selection: tolerance must be in [0, 1), got {tolerance!r}")
-    baseline = None
+    projections: dict = {}  # the factored fixed columns, shared by candidates with the same columns and weights
+    baseline = fit_nonlinear_friction(problem, None, noise_std=noise_std, max_nfev=max_nfev, projections=projections)
+    # candidates are screened with the linear fit's weights (one weighted fit each, not a re-weighting loop);
+    # the chosen models are then fitted together with weights re-estimated from their own residual
+    screening = noise_std if noise_std is not None else 1.0 / np.asarray(baseline.weights, dtype=float)
     rows: list[FrictionCandidate] = []
     chosen = ["linear"] * len(names)
     final_requests: dict[str, FrictionRequest] = {}
@@ -107,11 +111,11 @@ def select_friction_models(
         options = []
         for req in requests:
             if req.model == "linear" and not req.ripple:
-                baseline = baseline or fit_nonlinear_friction(problem, None, noise_std=noise_std, max_nfev=max_nfev)
                 fit = baseline
             else:
                 try:
-                    fit = fit_nonlinear_friction(problem, {joint: req}, noise_std=noise_std, max_nfev=max_nfev)
+                    fit = fit_nonlinear_friction(problem, {joint: req}, noise_std=screening, max_nfev=max_nfev,
+                                                 projections=projections)
                 except RobidInputError as exc:  # e.g. a joint that never moves: the linear candidate still counts
                     notes.append(f"{joint} {req.label}: not fitted: {exc}")
                     continue
@@ -126,7 +130,8 @@ def select_friction_models(
         req, cand = _choose(options, bool(validation), tolerance)
         chosen[j] = cand.model
         final_requests[joint] = req
-    final = fit_nonlinear_friction(problem, final_requests, noise_std=noise_std, max_nfev=max_nfev)
+    final = fit_nonlinear_friction(problem, final_requests, noise_std=noise_std, max_nfev=max_nfev,
+                                   projections=projections, start_weights=baseline.weights)
     return FrictionSelection(tuple(names), tuple(chosen), "validation" if validation else "bic", float(tolerance),
                              tuple(rows), final, tuple(notes))
 

@@ -533,14 +533,22 @@ class _Projection:
 class _Objective:
     """The variable-projection residual r(x) and Kaufman's Jacobian for least_squares, on the used rows."""
 
-    def __init__(self, problem: FrictionProblem, layout: _Layout, fixed: np.ndarray, weights: np.ndarray):
+    def __init__(self, problem: FrictionProblem, layout: _Layout, fixed: np.ndarray, weights: np.ndarray,
+                 projections: dict | None = None):
         self.problem, self.layout = problem, layout
         self.mask = problem.used.reshape(-1)
         n, dof = problem.tau.shape
         self.row_w = _lsq.rows_of_joint(weights, n)[self.mask]
         self.row_joint = np.tile(np.arange(dof), n)[self.mask]
-        self.proj = _Projection(fixed.reshape(n * dof, -1)[self.mask], problem.tau.reshape(-1)[self.mask],
-                                self.row_w)
+        # the factored fixed columns depend on the kept columns, the ripple and the weights only: candidates of a
+        # selection that share them share one factorisation (select_friction_models passes ``projections``)
+        key = (layout.kept, layout.ripple_names, np.asarray(weights, dtype=float).tobytes())
+        proj = None if projections is None else projections.get(key)
+        if proj is None:
+            proj = _Projection(fixed.reshape(n * dof, -1)[self.mask], problem.tau.reshape(-1)[self.mask], self.row_w)
+            if projections is not None:
+                projections[key] = proj
+        self.proj = proj
         self.log = layout.log_scale
         self.column, _ = _nonlinear_owner(layout)
         self.evaluations = 0
@@ -671,13 +679,17 @@ def fit_nonlinear_friction(
     max_reweightings: int = 10,
     weight_tol: float = 1e-3,
     max_nfev: int = 200,
+    projections: dict | None = None,
+    start_weights: np.ndarray | None = None,
 ) -> NonlinearFrictionResult:
     """Fit the friction ``models`` (joint name or row -> :class:`FrictionRequest` or model name; joints not named
     keep the linear model of W) together with every other base parameter of ``problem`` by variable projection
     (module docstring). ``noise_std`` (per joint): fixed weights 1/noise_std; otherwise 1/sigma_j re-estimated from
     the residual until the relative weights change by less than ``weight_tol`` (at most ``max_reweightings``
     refits). ``initial``: starting values of nonlinear parameters by name (natural units; default: a grid).
-    ``max_nfev``: evaluations of the projected residual per least_squares run."""
+    ``max_nfev``: evaluations of the projected residual per least_squares run. ``projections``: a dict shared by
+    fits of the same ``problem`` (a model selection), where the factored fixed columns are kept for reuse.
+    ``start_weights``: the per-joint weights the re-weighting starts from (default ones), e.g. a similar fit's."""
     requests = _requests(models, problem.joint_names)
     layout = _layout(problem, requests)
     fixed = _fixed_columns(problem, layout)
@@ -688,6 +700,8 @@ def fit_nonlinear_friction(
         if noise.shape != (dof,) or np.any(~np.isfinite(noise)) or np.any(noise <= 0):
             raise RobidInputError(f"friction: noise_std must be {dof} positive finite values, got {noise_std!r}")
         weights = 1.0 / noise
+    elif start_weights is not None:
+        weights = np.asarray(start_weights, dtype=float).reshape(dof) / float(np.max(start_weights))
     else:
         weights = np.ones(dof)
     lo, hi = _bounds(problem, layout) if layout.nonlinear_names else (np.zeros(0), np.zeros(0))
@@ -702,7 +716,7 @@ def fit_nonlinear_friction(
     evaluations, converged, settled, full_rank, message = 0, True, noise_std is not None, True, ""
     x = None
     for _ in range(max_reweightings + 1):
-        fit = _weighted_fit(problem, layout, fixed, weights, lo, hi, x, start, max_nfev)
+        fit = _weighted_fit(problem, layout, fixed, weights, lo, hi, x, start, max_nfev, projections)
         x, evaluations, full_rank, converged = fit.x, evaluations + fit.evaluations, full_rank and fit.full_rank, fit.ok
         message = fit.message
         if noise_std is not None:
@@ -736,9 +750,9 @@ class _WeightedFit:
     full_rank: bool
 
 
-def _weighted_fit(problem, layout, fixed, weights, lo, hi, x, start, max_nfev) -> _WeightedFit:
+def _weighted_fit(problem, layout, fixed, weights, lo, hi, x, start, max_nfev, projections=None) -> _WeightedFit:
     """One variable-projection fit with fixed weights, from ``x`` (or the grid / ``start`` when None)."""
-    objective = _Objective(problem, layout, fixed, weights)
+    objective = _Objective(problem, layout, fixed, weights, projections)
     if x is None:
         x = _start(objective, lo, hi, start)
     x, ok, message = _vp_fit(objective, lo, hi, x, max_nfev)
