@@ -47,8 +47,11 @@ def test_the_report_renders_the_record_and_processes_nothing():
     file given to the report goes through robid.identification.held_out_run)."""
     used = _outside("report")
     assert not [m for m in used if m.startswith(("robid.signals", "robid.identification.datasets"))]
+    # the identified model the record describes is evaluated (friction curves of an adopted nonlinear model), not
+    # re-derived from measurements
     allowed = {"robid.identification", "robid.identification.held_out_run", "robid.identification.predict",
-               "robid.identification.predict.check_result_matches"}
+               "robid.identification.predict.check_result_matches", "robid.identification.identified_model",
+               "robid.identification.identified_model.IdentifiedModel"}
     assert {m for m in used if m.startswith("robid.identification")} <= allowed
 
 

@@ -19,6 +19,7 @@ import robid
 from robid.errors import RobidInputError
 from robid.identification import IdentificationOptions, identify
 from robid.identification.run_records import deflection_of_spring_torque
+from robid.model.terms import default_terms
 from robid.record import IdentificationRecord
 from robid.signals import ProcessingOptions
 
@@ -119,7 +120,9 @@ def test_report_shows_the_deflection_only_for_elastic_records(elastic_runs, elas
     tables = part.split("<table>")[1:]
     assert len(tables) == 2 and all("<td>J1</td>" in t and "<td>J2</td>" in t and "mrad" in t for t in tables)
     robot_file, (ident, _) = elastic_runs
-    rigid = robid.load_robot(robot_file)
+    # the rigid layout asked for by its terms (by default the motor positions in the file choose the elastic one)
+    model = robid.load_robot(robot_file).model
+    rigid = robid.load_robot(robot_file, terms=default_terms(model))
     options = IdentificationOptions(method="wls", processing=ProcessingOptions(min_speed=MIN_SPEED))
     rigid_record = identify(rigid, [ident], options)
     assert rigid_record.data[0].display.deflection_measured is None

@@ -440,13 +440,16 @@ def test_wide_tables_scroll_inside_the_page_at_800_px(case, tmp_path):
     assert any(t["width"] > t["box"] for t in layout["tables"])  # at least one table is wider and scrolls
 
 
-def rigid_sections() -> list[str]:
+def rigid_sections(friction_models: bool = True) -> list[str]:
     """The sections of a rigid record's report without reference models: all but the elastic one (elastic-layout
-    records only), the comparison with reference models (records that name references), the friction models and
-    the estimators compared (records that compared them)."""
+    records only), the comparison with reference models (records that name references) and the estimators compared
+    (records that compared them); the friction models are compared by default on the rigid layout
+    (``friction_models=False``: a record identified without)."""
     from robid.report.sections import ElasticSection, EstimatorsSection, FrictionModelsSection, ReferencesSection
 
-    optional = ElasticSection | ReferencesSection | FrictionModelsSection | EstimatorsSection
+    optional = ElasticSection | ReferencesSection | EstimatorsSection
+    if not friction_models:
+        optional = optional | FrictionModelsSection
     return [s.title for s in default_sections() if not isinstance(s, optional)]
 
 
@@ -514,9 +517,12 @@ def test_validation_runs_friction_lies_on_the_identified_curve(case):
         x, y = held
         assert not np.array_equal(x, own[0][: x.size])  # the validation run's samples, not the identification's
         name = case["robot"].joint_names[j]
-        curve = friction_curve(x, prefixes, name, data.names, data.values, data.covariance, data.nominal, {})
-        residual = y - curve.identified
-        spread = np.std(curve.identified)
+        linear = friction_curve(x, prefixes, name, data.names, data.values, data.covariance, data.nominal, {})
+        identified, _ = data.model.friction_curve(data.robot, j, x)  # the identified model's, as the figure draws
+        if data.model.is_linear:
+            assert np.allclose(identified, linear.identified)
+        residual = y - identified
+        spread = np.std(identified)
         print(f"{name}: held-out friction residual rms {np.sqrt(np.mean(residual**2)):.3g} vs spread {spread:.3g}")
         assert np.sqrt(np.mean(residual**2)) < 0.25 * spread
     assert "Validation runs (orange) did not shape the estimate" in data.section("friction").html()

@@ -20,13 +20,15 @@ screening: {drop_bad_rows: true}    # optional: ScreeningPolicy fields for readi
 processing: {snr_threshold: 20}     # ProcessingOptions fields (docs/signals.md); the period of a measurement
                                     # with a trajectory comes from that trajectory; a measurement's own
                                     # processing: block overrides these fields for that measurement
-identification: {measurements: [ident], validation: [valid], method: wls}   # optional terms: [...] (e.g. with
-                                    # stiffness, damping: the elastic layout; design and simulation keep the
-                                    # campaign's);
+identification: {measurements: [ident], validation: [valid]}   # optional method (default auto: eiv in the
+                                    # elastic layout, wls elsewhere); terms: [...] (default: the campaign's, with
+                                    # stiffness and damping when the robot declares springs and the measurements
+                                    # hold motor positions; design and simulation keep the campaign's);
                                     # methods idim-iv, didim simulate the closed loop along each measurement's
                                     # trajectory: optional feedforward: rigid|full|none (default rigid, the virtual
-                                    # robot's); friction_models: [linear, stribeck, sigmoid] compares friction
-                                    # models per joint (docs/estimation.md "Nonlinear friction"); compare_methods:
+                                    # robot's); friction_models: auto (default: linear, stribeck, sigmoid
+                                    # compared per joint where cheap), none, or a list such as [linear, stribeck]
+                                    # (docs/estimation.md "Nonlinear friction"); compare_methods:
                                     # [wls, didim] scores other estimators on the validation runs
 references:                         # optional: published or nominal models scored on the same samples
   published: {robot: published.yaml, parameters: values.yaml, armature: [0, 0], label: "Author 2020"}
@@ -40,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robid.defaults import DEFAULT_METHOD, FRICTION_MODELS_AUTO
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
 from robid.io.keys import check_keys as _keys
@@ -122,8 +125,8 @@ class CampaignSpec:
     screening: dict = field(default_factory=dict)
     #: methods idim-iv and didim: the controller's feed-forward (robid.identification.closed_loop)
     feedforward: str = "rigid"
-    #: candidate friction models compared per joint (robid.identification.friction_selection)
-    friction_models: tuple[str, ...] = ()
+    #: candidate friction models compared per joint (robid.identification.friction_selection), "auto" (compared where cheap, robid.identification.choices) or () for none
+    friction_models: tuple[str, ...] | str = FRICTION_MODELS_AUTO
     #: other methods estimated on the same runs and scored on the validation runs
     compare_methods: tuple[str, ...] = ()
     raw: dict = field(default_factory=dict, compare=False)
@@ -196,9 +199,13 @@ def _identification(ident: Any, measurements, w: str) -> dict:
     for m in compare:
         if m not in _METHODS:
             raise RobidInputError(f"{w}: identification.compare_methods: {m!r} is not one of {', '.join(_METHODS)}")
-    friction_models = _term_list(ident.get("friction_models"), f"{w}: identification.friction_models",
-                                 "friction model names")
-    if friction_models:
+    raw_models = ident.get("friction_models", FRICTION_MODELS_AUTO)
+    if raw_models in (FRICTION_MODELS_AUTO, "none"):  # auto: compared where cheap (robid.identification.choices)
+        friction_models = raw_models if raw_models == FRICTION_MODELS_AUTO else []
+    else:
+        friction_models = _term_list(raw_models, f"{w}: identification.friction_models",
+                                     "friction model names (or auto, none)")
+    if friction_models and friction_models != FRICTION_MODELS_AUTO:
         from robid.estimation.nonlinear_friction import FRICTION_CANDIDATES
 
         unknown = [m for m in friction_models if m not in FRICTION_CANDIDATES]
@@ -214,7 +221,7 @@ def _identification(ident: Any, measurements, w: str) -> dict:
                 raise RobidInputError(f"{w}: identification.{key}: unknown measurement {m!r} (have {sorted(mnames)})")
     if not use:
         raise RobidInputError(f"{w}: identification.measurements: name at least one measurement")
-    method = ident.get("method", "wls")
+    method = ident.get("method", DEFAULT_METHOD)
     if method not in _METHODS:
         raise RobidInputError(f"{w}: identification.method: expected one of {', '.join(_METHODS)}, got {method!r}")
     feedforward = ident.get("feedforward", "rigid")
@@ -232,7 +239,7 @@ def _identification(ident: Any, measurements, w: str) -> dict:
         "method": method,
         "identification_terms": tuple(ident_terms) if ident_terms else None,
         "feedforward": feedforward,
-        "friction_models": tuple(friction_models) if friction_models else (),
+        "friction_models": friction_models if friction_models == FRICTION_MODELS_AUTO else tuple(friction_models or ()),
         "compare_methods": tuple(compare),
     }
 

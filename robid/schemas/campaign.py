@@ -133,8 +133,9 @@ IDENTIFICATION = mapping(
                                                                "hold motor positions")),
     Field("feedforward", "string", "idim-iv and didim: the controller's feed-forward.", enum=FEEDFORWARD,
           default="rigid"),
-    names_list("friction_models", "At least two friction models compared per joint (linear, stribeck, "
-               "sigmoid).", default=[]),
+    Field("friction_models", "string|list", "Friction models compared per joint: auto (linear, stribeck, "
+          "sigmoid where the problem is small enough), none, or a list of at least two of linear, stribeck, "
+          "sigmoid.", items=Field("", "string", ""), default="auto"),
     Field("compare_methods", "list", "Other estimators scored on the validation runs.",
           items=Field("", "string", "", enum=METHODS), default=[]),
     required=True,
