@@ -400,4 +400,8 @@ def _report(robot, spec: CampaignSpec, record, result_path: Path, out: Path, tra
 
     title = spec.report.get("title", f"robid campaign {spec.name}")
     record = record if record is not None else read_result(result_path)
+    if tuple(robot.terms) != tuple(record.terms):  # identification chose the layout (robid.identification.choices)
+        import robid
+
+        robot = robid.load_robot(robot.model, terms=record.terms)
     write_report(out, record, robot, trajectory=traj, title=title, source=str(result_path))

@@ -64,15 +64,26 @@ def _groups(source, options) -> frozenset[str]:
     return measured_groups(Path(path), options.mapping_for(source))
 
 
-def resolved_method(robot: Robot, options) -> tuple[str, str | None]:
-    """(the estimator, the line that says why; None when the caller named it)."""
+def resolved_method(robot: Robot, options, datasets=None) -> tuple[str, str | None]:
+    """(the estimator, the line that says why; None when the caller named it). In the elastic layout ``auto``
+    needs the processed runs (``datasets``): eiv where every run took the averaged periodic path with every torque
+    harmonic (what its covariance needs), else wls with a line that says its std are too small there; before the
+    runs are processed it stays ``auto``."""
     if options.method != "auto":
         return options.method, None
-    if robot.motor_joints and not options.motor_encoders_only:
+    if not robot.motor_joints or options.motor_encoders_only:
+        return "wls", "method: wls (auto) -- two-step per-joint weights (--method overrides)"
+    if datasets is None:
+        return "auto", None
+    averaged = all(d.processed.mode == "periodic" and options.processing_for(d.source).torque_band == "all"
+                   for d in datasets)
+    if averaged:
         return "eiv", ("method: eiv (auto) -- the elastic layout's spring, damping and acceleration columns carry "
                        "the encoders' noise; least squares corrected for it, with a covariance that counts the rows "
                        "correlated within the period (--method overrides)")
-    return "wls", "method: wls (auto) -- two-step per-joint weights (--method overrides)"
+    return "wls", ("method: wls (auto) -- the elastic layout on runs that are not averaged periodic ones: eiv's "
+                   "covariance needs whole periods; wls's std of the spring and damping parameters are too small "
+                   "here (noise in their columns; docs/elastic.md section 3)")
 
 
 def friction_candidates(robot: Robot, options, method: str, rows: int, streamed: bool) -> tuple[tuple, str | None]:

@@ -177,7 +177,8 @@ def run_identification(
     base = robot.base_parameters()
     notes: list[str] = []
     validated = f", validated on {len(validation_files)}" if validation_files else ""
-    label = f"identification: {len(base.names)} base parameters from {len(files)} file(s){validated}, {o.method}"
+    label = (f"identification: {len(base.names)} base parameters from {len(files)} file(s){validated}"
+             + (f", {o.method}" if o.method != "auto" else ""))
     with progress.stage(label, _log):
         with progress.bar(len(files) + len(validation_files), "identify: files", "files") as files_bar:
             work = _solve(robot, files, o, validation_files, notes, files_bar, choices)
@@ -206,6 +207,12 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
             _log.debug(f"identification: {o.method} estimate on {problem.samples} samples (compressed)")
             est = _compressed_estimate(sets, problem, model, base.names, o.method)
         else:
+            if o.method == "auto":  # the elastic layout: decided on the processed runs
+                from robid.identification.choices import resolved_method
+
+                method, why = resolved_method(robot, o, sets)
+                choices.append(why)
+                o = dataclasses.replace(o, method=method)
             W, tau = stack(list(sets))
             _log.debug(f"identification: {o.method} estimate on {W.shape[0]} samples")
             est = _method_estimate(robot, sets, W, tau, o.method, o, notes)
