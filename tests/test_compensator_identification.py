@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 import robid
+from robid.defaults import DEFAULT_MIN_SPEED
 from robid.estimation import estimate, torque_metrics
 from robid.estimation.balancer import (
     collinearity_report,
@@ -105,7 +106,11 @@ def test_spring_balancer_recovered_from_wrong_nominal_values(tx200_files, spring
     names = list(base.names)
     true_base = base.values(truth.parameters)
     nominal = base.values(robot.parameters)
-    options = IdentificationOptions(processing=ProcessingOptions(period=8.0, cutoff_hz=5.0))
+    # the commands' data selection (rows slower than 0.05 rad/s left out). With every row the virtual robot's
+    # sticking at reversals, which no friction law here describes, is absorbed by a sigmoid the friction model
+    # comparison adopts on J3 (held-out J3 2.64 -> 2.33 %, J2 1.32 -> 1.35 %), and k, k*l0 move to +3.3, +3.7 std
+    options = IdentificationOptions(processing=ProcessingOptions(period=8.0, cutoff_hz=5.0,
+                                                                 min_speed=DEFAULT_MIN_SPEED))
     result = run_identification(robot, [spring_runs[0]], options, validation_files=[spring_runs[1]])
 
     ik, il = names.index("comp_k_J2"), names.index("comp_kl0_J2")

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from robid import progress
-from robid.defaults import DEFAULT_METHOD, FRICTION_MODELS_AUTO
+from robid.defaults import DEFAULT_METHOD, DEFAULT_MIN_SPEED, FRICTION_MODELS_AUTO
 from robid.defaults import METHODS as METHODS
 from robid.errors import RobidInputError
 from robid.estimation import (
@@ -65,7 +65,9 @@ class IdentificationOptions:
     #: the estimator (robid.defaults.METHODS); "auto": eiv in the elastic layout, wls elsewhere
     #: (robid.identification.defaults.resolved_method)
     method: str = DEFAULT_METHOD
-    processing: ProcessingOptions = field(default_factory=ProcessingOptions)
+    #: the signal stage's options; by default the commands' data selection (rows slower than
+    #: robid.defaults.DEFAULT_MIN_SPEED left out), so that the Python API takes the path the command line takes
+    processing: ProcessingOptions = field(default_factory=lambda: ProcessingOptions(min_speed=DEFAULT_MIN_SPEED))
     mapping: str | Path | None = None
     policy: ScreeningPolicy = field(default_factory=ScreeningPolicy)
     thresholds: ClassificationThresholds = field(default_factory=ClassificationThresholds)
