@@ -365,6 +365,8 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
     record = identify(robot, [meas_paths[n] for n in spec.identify], options,
                       validation_files=[meas_paths[n] for n in spec.validate])
     truth_files = [truths[n] for n in spec.identify if n in truths]
+    if tuple(robot.terms) != tuple(record.terms):  # identification chose the layout (robid.identification.choices)
+        robot = _with_terms(robot, record.terms)
     if truth_files and len(truth_files) == len(spec.identify):
         values = truth_base_values(robot, truth_files)
         if values is not None:
@@ -401,7 +403,12 @@ def _report(robot, spec: CampaignSpec, record, result_path: Path, out: Path, tra
     title = spec.report.get("title", f"robid campaign {spec.name}")
     record = record if record is not None else read_result(result_path)
     if tuple(robot.terms) != tuple(record.terms):  # identification chose the layout (robid.identification.choices)
-        import robid
-
-        robot = robid.load_robot(robot.model, terms=record.terms)
+        robot = _with_terms(robot, record.terms)
     write_report(out, record, robot, trajectory=traj, title=title, source=str(result_path))
+
+
+def _with_terms(robot, terms):
+    """The robot with the terms a record was identified with (identification may choose the elastic layout)."""
+    import robid
+
+    return robid.load_robot(robot.model, terms=tuple(terms))
