@@ -12,6 +12,8 @@ import pytest  # noqa: E402
 # Every test run derives into its own cache unless the caller chose one (CI sets ROBID_CACHE_DIR).
 os.environ.setdefault("ROBID_CACHE_DIR", tempfile.mkdtemp(prefix="robid-test-cache-"))
 os.environ.setdefault("MPLBACKEND", "Agg")
+# every robid command a test runs checks that the options its output names are its own (robid.cli.option_audit)
+os.environ.setdefault("ROBID_CHECK_OPTIONS", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -96,6 +96,22 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     from robid import progress
+    from robid.cli import option_audit
+
+    if option_audit.enabled() and args.command not in option_audit.UNCHECKED:
+        with option_audit.recorded() as output:
+            code = _run(args)
+        unknown = option_audit.unknown_options(output.getvalue(), args.command, parser)
+        if unknown:
+            sys.stderr.write(f"robid: internal: the output of robid {args.command} names options it does not "
+                             f"accept: {', '.join(dict.fromkeys(unknown))}\n")
+            return 1
+        return code
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from robid import progress
 
     try:
         with progress.cli_output(_verbosity(args)):
