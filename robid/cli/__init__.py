@@ -95,7 +95,6 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from robid import progress
     from robid.cli import option_audit
 
     if option_audit.enabled() and args.command not in option_audit.UNCHECKED:
