@@ -348,6 +348,26 @@ def test_variable_projection_matches_a_direct_nonlinear_least_squares():
     assert band.shape == tau.shape and np.all(band > 0) and np.all(band < noise)  # the model's, below the noise
 
 
+@pytest.mark.parametrize(("joint", "request_"), [("B", FrictionRequest("stribeck")), ("C", FrictionRequest("sigmoid")),
+                                               ("A", FrictionRequest("linear", ripple=(1, 2)))])
+def test_screening_from_one_joints_rows_is_the_full_fit_with_those_weights(joint, request_):
+    """robid.estimation.friction_screening: the candidate fitted from its joint's rows (the fixed columns factored
+    once, a dropped Coulomb column as a rank-one update) is the variable-projection fit of the whole problem with
+    the same fixed weights: same values and the same joint figures."""
+    from robid.estimation.friction_screening import screen_candidate
+
+    problem, _, noise = _synthetic()
+    full = fit_nonlinear_friction(problem, {joint: request_}, noise_std=noise)
+    screened = screen_candidate(problem, joint, request_, 1.0 / noise, {})
+    assert screened.names == full.names
+    np.testing.assert_allclose(screened.values, full.values, rtol=1e-6, atol=1e-6 * np.abs(full.values).max())
+    j = problem.joint_names.index(joint)
+    assert screened.joint.rms == pytest.approx(full.joints[j].rms, rel=1e-8)
+    assert screened.joint.bic == pytest.approx(full.joints[j].bic, rel=1e-8)
+    np.testing.assert_allclose(predict_friction(screened, problem), predict_friction(full, problem), rtol=0,
+                               atol=1e-6 * np.abs(problem.tau).max())
+
+
 def test_selection_by_bic_and_by_held_out_error_on_arrays():
     problem, _, _ = _synthetic(seed=1)
     held_out, _, _ = _synthetic(seed=2)

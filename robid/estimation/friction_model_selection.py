@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.estimation.friction_screening import screen_candidate
 from robid.estimation.nonlinear_friction import (
     FRICTION_CANDIDATES,
     FrictionProblem,
@@ -82,14 +83,17 @@ def select_friction_models(
     tolerance: float = 0.005,
     noise_std: Sequence[float] | np.ndarray | None = None,
     max_nfev: int = 200,
+    start_weights: np.ndarray | None = None,
 ) -> FrictionSelection:
     """Per joint (``joints``, default all), fit every candidate model on that joint with the other joints linear
     (:func:`fit_nonlinear_friction`) and choose: with ``validation`` problems (held-out runs of the same robot),
     the candidate with the lowest residual RMS of that joint over their used rows, a candidate with more
     parameters replacing a simpler one only when it is lower by more than ``tolerance`` (relative); without, the
     lowest BIC, a candidate with more parameters only when its BIC is lower by more than :data:`BIC_MARGIN`; a
-    candidate with a nonlinear parameter on its search bound never. Then fit all chosen models together
-    (``final``)."""
+    candidate with a nonlinear parameter on its search bound never. The candidates are fitted with the linear
+    fit's weights from their joint's rows (robid.estimation.friction_screening, exact for those weights); then all
+    chosen models are fitted together (``final``; the linear fit itself when every joint stays linear).
+    ``start_weights``: where the linear fit's re-weighting starts (e.g. the WLS estimate's weights)."""
     requests = [c if isinstance(c, FrictionRequest) else FrictionRequest(str(c)) for c in candidates]
     if not requests:
         raise RobidInputError("friction selection: no candidate model")
@@ -101,40 +105,47 @@ def select_friction_models(
     if not 0 <= tolerance < 1:
         raise RobidInputError(f"friction selection: tolerance must be in [0, 1), got {tolerance!r}")
     projections: dict = {}  # the factored fixed columns, shared by candidates with the same columns and weights
-    baseline = fit_nonlinear_friction(problem, None, noise_std=noise_std, max_nfev=max_nfev, projections=projections)
-    # candidates are screened with the linear fit's weights (one weighted fit each, not a re-weighting loop);
-    # the chosen models are then fitted together with weights re-estimated from their own residual
-    screening = noise_std if noise_std is not None else 1.0 / np.asarray(baseline.weights, dtype=float)
+    baseline = fit_nonlinear_friction(problem, None, noise_std=noise_std, max_nfev=max_nfev, projections=projections,
+                                      start_weights=start_weights)
+    # candidates are screened with the linear fit's weights from their joint's rows (robid.estimation.
+    # friction_screening); the chosen models are then fitted together with weights re-estimated from their residual
+    weights = 1.0 / np.asarray(noise_std, dtype=float) if noise_std is not None else np.asarray(baseline.weights)
     rows: list[FrictionCandidate] = []
     chosen = ["linear"] * len(names)
     final_requests: dict[str, FrictionRequest] = {}
+    initial: dict[str, float] = {}
     notes: list[str] = []
     for joint in chosen_joints:
         j = names.index(joint)
         options = []
         for req in requests:
             if req.model == "linear" and not req.ripple:
-                fit = baseline
+                fit, figures = baseline, baseline.joints[j]
             else:
                 try:
-                    fit = fit_nonlinear_friction(problem, {joint: req}, noise_std=screening, max_nfev=max_nfev,
-                                                 projections=projections)
+                    fit = screen_candidate(problem, joint, req, weights, projections)
                 except RobidInputError as exc:  # e.g. a joint that never moves: the linear candidate still counts
                     notes.append(f"{joint} {req.label}: not fitted: {exc}")
                     continue
+                figures = fit.joint
             val = _validation_rms(fit, validation, j) if validation else None
-            params = tuple((n, fit.value(n), fit.std_of(n)) for n in fit.joints[j].parameters)
-            cand = FrictionCandidate(joint, req.label, fit.joints[j], val, params, fit.converged)
+            params = tuple((n, fit.value(n), fit.std_of(n)) for n in figures.parameters)
+            cand = FrictionCandidate(joint, req.label, figures, val, params, fit.converged)
             rows.append(cand)
-            options.append((req, cand))
+            options.append((req, cand, fit))
         if not options:
             raise RobidInputError(f"friction selection: no candidate could be fitted on joint {joint}: "
                                   + "; ".join(notes[-len(requests):]))
-        req, cand = _choose(options, bool(validation), tolerance)
+        req, cand, fit = _choose(options, bool(validation), tolerance)
         chosen[j] = cand.model
         final_requests[joint] = req
-    final = fit_nonlinear_friction(problem, final_requests, noise_std=noise_std, max_nfev=max_nfev,
-                                   projections=projections, start_weights=baseline.weights)
+        initial.update({n: fit.value(n) for n, nl in zip(fit.names, fit.nonlinear, strict=True) if nl})
+    if all(r.model == "linear" and not r.ripple for r in final_requests.values()):
+        final = baseline
+    else:
+        final = fit_nonlinear_friction(problem, final_requests, noise_std=noise_std, max_nfev=max_nfev,
+                                       projections=projections, start_weights=baseline.weights,
+                                       initial=initial or None)
     return FrictionSelection(tuple(names), tuple(chosen), "validation" if validation else "bic", float(tolerance),
                              tuple(rows), final, tuple(notes))
 
@@ -157,7 +168,7 @@ def _validation_rms(fit: NonlinearFrictionResult, validation: Sequence[FrictionP
 BIC_MARGIN = 10.0
 
 
-def _choose(options, by_validation: bool, tolerance: float):
+def _choose(options, by_validation: bool, tolerance: float):  # options: (request, candidate, fit)
     """The chosen (request, candidate) of one joint (docstring of :func:`select_friction_models`). A candidate
     whose nonlinear parameters ended on their search bound is not eligible: its model degenerated (a sigmoid as
     wide as the velocity range is a straight line, a Stribeck velocity below the noise a step) and what it adds is

@@ -927,6 +927,32 @@ def friction_regressor(result: NonlinearFrictionResult, problem: FrictionProblem
 
 
 def predict_friction(result: NonlinearFrictionResult, problem: FrictionProblem) -> np.ndarray:
-    """(N, dof) torque predicted by ``result`` on ``problem``'s rows (0 on the rows not used)."""
-    X, _ = friction_regressor(result, problem)
-    return np.where(problem.used, X @ result.values[~np.array(result.nonlinear)], 0.0)
+    """(N, dof) torque predicted by ``result`` on ``problem``'s rows (0 on the rows not used): W times the kept
+    base values (the dropped Coulomb columns zero) plus the ripple and varying columns times their coefficients in
+    the fit's own parameterisation (fs - fc on Stribeck joints) -- the prediction of :func:`friction_regressor`'s
+    X without forming it."""
+    layout = _layout(problem, result.requests)
+    if layout.names != result.names:
+        raise RobidInputError("friction: the problem's base parameters differ from the fit's "
+                              f"({len(layout.names)} against {len(result.names)} parameters)")
+    nl = np.array(result.nonlinear)
+    values = np.asarray(result.values, dtype=float)
+    linear = values[~nl]
+    full = np.zeros(len(problem.names))
+    full[list(layout.kept)] = linear[: len(layout.kept)]
+    out = problem.W @ full
+    nr, nv = len(layout.ripple_names), len(layout.varying_names)
+    coefficients = linear[len(layout.kept):].copy()  # ripple, then varying as reported (fs on Stribeck joints)
+    c = 0
+    for j in layout.joints:
+        if j.request.model == "stribeck":
+            coefficients[nr + c] -= full[j.fc]  # the fit's own parameterisation: fs - fc
+        c += len(j.varying_names)
+    used = problem.used
+    if nr:
+        out = out + _place(problem.signals.evaluate(_ripple_function(layout)), _ripple_rows(layout), used) \
+            @ coefficients[:nr]
+    if nv:
+        varying, _ = _varying_columns(problem, layout, values[nl])
+        out = out + varying @ coefficients[nr:]
+    return np.where(used, out, 0.0)

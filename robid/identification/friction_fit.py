@@ -75,16 +75,23 @@ def dataset_signals(dataset: DataSet, coulomb: str = "noise") -> FrictionSignals
 
     keep = np.asarray(p.keep, dtype=bool)
     v_grid = p.qd_measured if measured else p.qd
+    signs: dict = {}  # the sign of the velocity arrays met, computed once (a selection evaluates columns often)
+
+    def cached_sign(v, qd):
+        key = (id(v), id(qd))
+        if key not in signs:
+            signs[key] = (v, qd, sign(v, qd))  # the arrays are kept, so that their ids stay theirs
+        return signs[key][2]
 
     def evaluate(g):
         if p.parallel_filter is not None:
             def on_record(q, qd, qdd, v):
                 v = v if measured else qd
-                return np.asarray(g(q, v, sign(v, qd)), dtype=float)
+                return np.asarray(g(q, v, cached_sign(v, qd)), dtype=float)
 
             cols = p.parallel_filter(on_record)
         else:
-            cols = p.apply_filter(np.asarray(g(p.q, v_grid, sign(v_grid, p.qd)), dtype=float))
+            cols = p.apply_filter(np.asarray(g(p.q, v_grid, cached_sign(v_grid, p.qd)), dtype=float))
         return np.asarray(cols, dtype=float).reshape(p.q.shape[0], -1)
 
     noise_std = np.array([np.nan if noise is None or j >= len(noise) or noise[j] is None else float(noise[j])

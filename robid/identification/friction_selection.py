@@ -31,7 +31,7 @@ CURVE_POINTS = 201
 MAX_DATA_POINTS = 1500
 
 
-def select_for_record(robot, datasets, validation_sets, candidates, coulomb: str):
+def select_for_record(robot, datasets, validation_sets, candidates, coulomb: str, start_weights=None):
     """The per-joint selection (robid.identification.friction_fit.select_friction) of ``candidates`` on the
     identification ``datasets``, by the held-out error on ``validation_sets`` when given, else BIC."""
     names = robot.base_parameters().names
@@ -41,7 +41,7 @@ def select_for_record(robot, datasets, validation_sets, candidates, coulomb: str
         raise RobidInputError("--friction-models: the model has no friction terms to compare (add viscous and "
                               f"coulomb to --terms; now {', '.join(robot.terms)})")
     return select_friction(robot, datasets, validation_sets=validation_sets, candidates=tuple(candidates),
-                           coulomb=coulomb)
+                           coulomb=coulomb, start_weights=start_weights)
 
 
 def friction_models_record(robot, datasets, selection, adopted: bool, coulomb: str) -> FrictionModels:

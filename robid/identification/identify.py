@@ -223,7 +223,7 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({samples} samples)")
     vsets = tuple(_counted(_load(robot, f, o, None, linearise=False, compact=_streamed(robot, o)), files_bar)
                   for f in validation_files) if not o.motor_encoders_only else ()
-    friction = _friction_selection(robot, sets, vsets, o, compact, choices)
+    friction = _friction_selection(robot, sets, vsets, o, compact, choices, est)
     adopted = friction is not None and _adopts(friction, o, notes)
     if adopted:
         est = _with_friction(est, friction.final, base.names)
@@ -343,7 +343,8 @@ def _estimator_comparison(robot: Robot, sets, vsets, o: IdentificationOptions, r
     return compare_estimators(robot.joint_names, methods, values_of, sets, vsets)
 
 
-def _friction_selection(robot: Robot, sets, vsets, o: IdentificationOptions, compact: bool, choices: list[str]):
+def _friction_selection(robot: Robot, sets, vsets, o: IdentificationOptions, compact: bool, choices: list[str],
+                        est: EstimationResult):
     """The friction model selection on the identification runs (validated on ``vsets``;
     robid.identification.friction_fit.select_friction), or None when none is run (the reason in ``choices``)."""
     from robid.identification.choices import friction_candidates
@@ -357,7 +358,7 @@ def _friction_selection(robot: Robot, sets, vsets, o: IdentificationOptions, com
     from robid.identification.friction_selection import select_for_record
 
     with progress.stage(f"identification: friction models {', '.join(candidates)} compared per joint", _log):
-        return select_for_record(robot, sets, vsets, candidates, o.coulomb)
+        return select_for_record(robot, sets, vsets, candidates, o.coulomb, start_weights=est.weights)
 
 
 #: estimators whose values the joint fit of the chosen friction models replaces (it is a weighted fit with per-joint
