@@ -125,7 +125,8 @@ class CampaignSpec:
     screening: dict = field(default_factory=dict)
     #: methods idim-iv and didim: the controller's feed-forward (robid.identification.closed_loop)
     feedforward: str = "rigid"
-    #: candidate friction models compared per joint (robid.identification.friction_selection), "auto" (compared where cheap, robid.identification.choices) or () for none
+    #: candidate friction models compared per joint (robid.identification.friction_selection), "auto" (compared
+    #: where cheap, robid.identification.choices) or () for none
     friction_models: tuple[str, ...] | str = FRICTION_MODELS_AUTO
     #: other methods estimated on the same runs and scored on the validation runs
     compare_methods: tuple[str, ...] = ()
