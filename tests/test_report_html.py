@@ -241,11 +241,11 @@ def test_result_json_round_trip_and_schema_versions(case, tmp_path, capsys):
     data["added_in_1_7"] = {"anything": [1, 2]}
     (tmp_path / "minor.json").write_text(json.dumps(data))
     assert read_result(tmp_path / "minor.json").base_parameters == record.base_parameters
-    data["schema"] = "2.0"
+    data["schema"] = "3.0"
     (tmp_path / "major.json").write_text(json.dumps(data))
     assert main(["report", str(tmp_path / "major.json"), "--robot", ROBOT, "--out", str(tmp_path / "x.html")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "major.json" in err[0] and "schema '2.0'" in err[0] and "Traceback" not in err[0]
+    assert len(err) == 1 and "major.json" in err[0] and "schema '3.0'" in err[0] and "Traceback" not in err[0]
     del data["schema"]
     (tmp_path / "old.json").write_text(json.dumps(data))
     assert main(["predict", ROBOT, str(tmp_path / "old.json"), "x.csv", "--out", str(tmp_path / "p.csv")]) == 2

@@ -1,7 +1,7 @@
 """The identified model: what identification chose, as the one object every consumer evaluates.
 
 An identification ends with the base values and their covariance and, where the friction model selection chose
-a nonlinear model on some joint and the record adopted it (robid.record.friction_models, schema 1.5), the joint
+a nonlinear model on some joint and the record adopted it (robid.record.friction_models, schema 2.0), the joint
 fit of those models with every base parameter: Stribeck or sigmoid friction and position ripple on their joints
 (docs/estimation.md "Nonlinear friction"). The torque of joint J is then
 

@@ -3,7 +3,7 @@ candidate friction model's figures, the chosen one, the parameters of the chosen
 their friction curves against the data (robid.estimation.nonlinear_friction, docs/estimation.md "Nonlinear
 friction").
 
-Schema 1.5: ``models`` (the chosen model of every joint, structured), ``adopted`` and ``fit``. When ``adopted``,
+Schema 2.0: ``models`` (the chosen model of every joint, structured), ``adopted`` and ``fit``. When ``adopted``,
 the chosen models are the record's model: the base parameters were fitted together with them (``fit``: every
 parameter of that fit, base ones first, with its covariance), the record's base values, standard deviations and
 every torque figure are that fit's, and ``robid predict``, the report and ``export-model`` evaluate it
@@ -59,7 +59,7 @@ class FrictionModelCurve:
 
 @dataclass(frozen=True)
 class JointFrictionModel:
-    """The chosen friction model of one joint (1.5): ``model`` linear, stribeck or sigmoid, the number of
+    """The chosen friction model of one joint (2.0): ``model`` linear, stribeck or sigmoid, the number of
     ``sigmoids`` (sigmoid model) and the position-ripple ``harmonics`` (any model; empty for none), as
     robid.estimation.nonlinear_friction.FrictionRequest describes them."""
 
@@ -71,7 +71,7 @@ class JointFrictionModel:
 
 @dataclass(frozen=True)
 class FrictionFit:
-    """Every parameter of the chosen models' joint fit (1.5), in the fit's order: the base parameters it kept (a
+    """Every parameter of the chosen models' joint fit (2.0), in the fit's order: the base parameters it kept (a
     sigmoid joint's fc_J is replaced by its sigmoids), the new linear parameters (ripple, fs_J, fsa<k>_J), then the
     nonlinear ones (vs_J, fss<k>_J, fso<k>_J); ``nonlinear`` flags the last; ``covariance`` of all of them (the
     problem linearised at the optimum, docs/estimation.md "Nonlinear friction")."""

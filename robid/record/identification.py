@@ -8,7 +8,7 @@ balancer collinearity report and the processing options needed to treat further 
 
 The report, the CLI summaries, ``predict`` and campaigns read the record's attributes; nothing re-processes
 measurements to show a result. Schema versions are ``MAJOR.MINOR``: a minor version only adds keys, so a reader
-accepts every minor version of its major version and refuses any other (:func:`check_schema`).
+accepts every minor version of the major versions it knows (1 and 2) and refuses any other (:func:`check_schema`).
 
 JSON layout (interfaces.md section 5 and robid's extensions), the keys in the order written: ``robid`` (1),
 ``schema``, ``robot``, ``robot_source``, ``terms``, ``joints``, ``method``, ``base_parameters``,
@@ -37,10 +37,14 @@ from robid.record.runs import RunRecord, TorqueFit
 #: 1.1: motor_joints (the elastic layout); 1.2: the runs' display.deflection_* (elastic) and
 #: processing.motor_encoders_only; 1.3: the runs' reference-model fits (references) and processing.references;
 #: 1.4: friction_models (nonlinear-friction model selection), estimator_comparison, processing.friction_models and
-#: processing.compare_methods; 1.5: friction_models.models, .adopted and .fit (the chosen friction models as the
-#: record's model), choices (what identification chose by default, and why)
-SCHEMA_VERSION = "1.5"
-SCHEMA_MAJOR = 1
+#: processing.compare_methods; 2.0: friction_models.models, .adopted and .fit (the chosen friction models as the
+#: record's model), choices (what identification chose by default, and why). A new major version: the base values
+#: of a record that adopted a nonlinear friction model assume it, so a 1.x reader, which would evaluate them with the
+#: linear friction alone, must refuse the file; this reader reads 1.x files too (no adopted model).
+SCHEMA_VERSION = "2.0"
+SCHEMA_MAJOR = 2
+#: major versions this reader reads
+READABLE_MAJORS = (1, 2)
 
 
 # ---- parameters ---------------------------------------------------------------------------------------------
@@ -299,7 +303,7 @@ class IdentificationRecord:
     #: several estimators scored on the validation runs (robid.identification.estimator_comparison; 1.4)
     estimator_comparison: EstimatorComparison | None = field(default=None, metadata={"omit_none": True})
     #: what identification chose where the caller left it open (layout, method, friction models), one line each,
-    #: with the reason (1.5; left out when none)
+    #: with the reason (2.0; left out when none)
     choices: tuple[str, ...] = field(default=(), metadata={"omit_empty": True})
     reference_labels: tuple[str, ...] = ()
     data: tuple[RunRecord, ...]
@@ -477,7 +481,8 @@ def check_schema(data: Any, where: str) -> None:
     match = re.fullmatch(r"([1-9][0-9]*)\.(0|[1-9][0-9]*)", schema) if isinstance(schema, str) else None
     if match is None:
         raise RobidInputError(f"{where}: schema {schema!r}: expected a version MAJOR.MINOR such as {SCHEMA_VERSION!r}")
-    if int(match.group(1)) != SCHEMA_MAJOR:
+    if int(match.group(1)) not in READABLE_MAJORS:
         raise RobidInputError(
-            f"{where}: schema {schema!r} is not readable by this robid (it reads schema {SCHEMA_MAJOR}.x)"
+            f"{where}: schema {schema!r} is not readable by this robid (it reads schemas "
+            f"{' and '.join(f'{m}.x' for m in READABLE_MAJORS)})"
         )
