@@ -101,3 +101,22 @@ def test_every_option_a_message_names_is_an_option_of_some_command():
     missing = {o: where for o, where in found.items() if o not in every and o not in NOT_OPTIONS}
     assert not missing, missing
     assert "allow-constant" in found and "method" in found  # the scan sees messages
+
+
+def test_identify_process_predict_and_payload_share_one_set_of_processing_options():
+    """One set, documented once (docs/signals.md): the signal-stage, data-selection and screening options of
+    identify, process, predict and payload identify are the same; predict's default is what RESULT.json stores."""
+    import argparse
+
+    from robid.cli.process_cmd import add_processing_arguments
+
+    reference = argparse.ArgumentParser()
+    add_processing_arguments(reference)
+    shared = accepted(reference)
+    subs = commands(build_parser())
+    payload = commands(subs["payload"])["identify"]
+    for name, parser in (("identify", subs["identify"]), ("process", subs["process"]), ("predict", subs["predict"]),
+                         ("payload identify", payload)):
+        assert shared <= accepted(parser), (name, sorted(shared - accepted(parser)))
+    args = subs["predict"].parse_args(["ROBOT", "RESULT.json", "MEAS.csv", "--out", "p.csv", "--cutoff", "4"])
+    assert args.cutoff == 4.0 and not hasattr(args, "min_speed")  # left out: as stored

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from robid.cli.process_cmd import add_processing_arguments, processing_overrides, screening_overrides
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -30,11 +32,8 @@ def register(sub) -> None:
     p.add_argument("--mapping", metavar="MAP.yaml",
                    help="mapping file: the layout and units of the measurement (default: the one stored in "
                    "RESULT.json)")
-    g = p.add_argument_group("processing (default: as stored in RESULT.json)")
-    g.add_argument("--cutoff", type=float, metavar="HZ", help="low-pass cut-off for the derivatives, Hz")
-    g.add_argument("--min-speed", type=float, metavar="V",
-                   help="mark (sample, joint) rows with |qd| below V, in rad/s (m/s for prismatic joints), as "
-                   "slow (mark 1)")
+    # the processing options of identify, process and payload identify; left out, each is what RESULT.json stores
+    add_processing_arguments(p, stored=True)
     p.set_defaults(func=run)
 
 
@@ -49,8 +48,11 @@ def run(args: argparse.Namespace) -> int:
     record = read_result(args.result)
     robot = robid.load_robot(args.robot, terms=record.terms or None)
     check_result_matches(robot, record, args.result)
-    overrides = {k: v for k, v in (("cutoff_hz", args.cutoff), ("min_speed", args.min_speed)) if v is not None}
-    pred = predict_file(robot, record, args.measurement, mapping=args.mapping, overrides=overrides)
+    from robid.identification.recording import screening_policy
+
+    policy = screening_overrides(args, screening_policy(record.processing))
+    pred = predict_file(robot, record, args.measurement, mapping=args.mapping, overrides=processing_overrides(args),
+                        policy=policy)
     n = robot.dof
     columns = ["t"] + [f"{prefix}{j + 1}" for prefix in ("tau_pred", "tau_meas", "residual", "mark") for j in range(n)]
     table = np.column_stack([pred.t, pred.tau_pred, pred.tau_meas, pred.residual, pred.mark])

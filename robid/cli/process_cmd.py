@@ -39,76 +39,90 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def add_processing_arguments(p) -> None:
-    """The signal-stage options shared by ``process`` and ``identify``."""
-    g = p.add_argument_group("processing")
+def add_processing_arguments(p, stored: bool = False) -> None:
+    """The signal-stage, data-selection and screening options: one set for ``process``, ``identify``, ``predict``
+    and ``payload identify`` (docs/signals.md). ``stored``: every default is what RESULT.json stores (``predict``):
+    an option left out is not set at all (:func:`processing_overrides`)."""
+    d = (lambda value: argparse.SUPPRESS) if stored else (lambda value: value)
+    suffix = " (default: as stored in RESULT.json)" if stored else ""
+    g = p.add_argument_group("processing" + suffix)
     g.add_argument(
         "--mode",
         choices=("auto", "periodic", "rest-to-rest", "nonperiodic"),
-        default="auto",
+        default=d("auto"),
         help="auto (default): periodic if a period is given or found, else rest-to-rest, else non-periodic",
     )
     src = g.add_mutually_exclusive_group()
-    src.add_argument("--period", type=float, metavar="T", help="excitation period in s (default: detected)")
+    src.add_argument("--period", type=float, metavar="T", default=d(None),
+                     help="excitation period in s (default: detected)")
     src.add_argument(
         "--trajectory",
         metavar="TRAJ",
+        default=d(None),
         help="the design the record executes: period and harmonics of a TRAJ.json; a published .mat design "
         "(Fourier + polynomial, run once) is also located in the record and cut there",
     )
-    g.add_argument("--periods", type=int, metavar="K", help="number of whole periods to use (default: all)")
+    g.add_argument("--periods", type=int, metavar="K", default=d(None),
+                   help="number of whole periods to use (default: all)")
     band = g.add_mutually_exclusive_group()
-    band.add_argument("--harmonics", metavar="LIST", help="harmonics of the period to keep, e.g. 1-10 or 1,2,3,5")
-    band.add_argument("--cutoff", type=float, metavar="HZ",
+    band.add_argument("--harmonics", metavar="LIST", default=d(None),
+                      help="harmonics of the period to keep, e.g. 1-10 or 1,2,3,5")
+    band.add_argument("--cutoff", type=float, metavar="HZ", default=d(None),
                       help="band edge (periodic) or low-pass cut-off (non-periodic), Hz")
     g.add_argument(
         "--torque-band",
         choices=("all", "signal", "positions"),
-        default="all",
+        default=d("all"),
         help="periodic: torque harmonics kept (default all: period averaging only; docs/signals.md)",
     )
-    g.add_argument("--snr", type=float, default=20.0, metavar="RATIO",
+    g.add_argument("--snr", type=float, default=d(20.0), metavar="RATIO",
                    help="automatic harmonic choice: power / noise power ratio, dimensionless (default 20)")
-    g.add_argument("--rate", type=float, metavar="HZ",
+    g.add_argument("--rate", type=float, metavar="HZ", default=d(None),
                    help="resample to this rate in Hz (default: 1 / median time step)")
-    g.add_argument("--start", type=float, metavar="S", help="use the record from this time, s on the file's time axis")
-    g.add_argument("--end", type=float, metavar="S", help="use the record up to this time, s on the file's time axis")
-    g.add_argument("--derivatives", type=int, choices=(2, 3, 4), default=2,
+    g.add_argument("--start", type=float, metavar="S", default=d(None),
+                   help="use the record from this time, s on the file's time axis")
+    g.add_argument("--end", type=float, metavar="S", default=d(None),
+                   help="use the record up to this time, s on the file's time axis")
+    g.add_argument("--derivatives", type=int, choices=(2, 3, 4), default=d(2),
                    help="highest time derivative written (2: qdd; default 2)")
     g.add_argument(
-        "--filter-order", type=int, default=4, metavar="N", help="Butterworth filter order, non-periodic (default 4)"
+        "--filter-order", type=int, default=d(4), metavar="N", help="Butterworth filter order, non-periodic (default 4)"
     )
-    g.add_argument("--decimate", type=decimation, default=None, metavar="R",
+    g.add_argument("--decimate", type=decimation, default=d(None), metavar="R",
                    help="keep every R-th sample after the low-pass (non-periodic; 1 keeps every row), or 'auto' "
                    "(default): the largest R "
                    "that keeps the rate at or above 5 times the cut-off (parallel decimation: the least squares on "
                    "1/R of the rows, their correlation kept in the covariance; docs/signals.md section 7)")
-    g.add_argument("--keep-all-periods", action="store_true",
+    g.add_argument("--keep-all-periods", action="store_true", default=d(False),
                    help="periodic: do not leave out transient periods from the average")
-    s = p.add_argument_group("data selection")
-    s.add_argument("--min-speed", type=float, metavar="V", default=DEFAULT_MIN_SPEED,
+    s = p.add_argument_group("data selection" + suffix)
+    s.add_argument("--min-speed", type=float, metavar="V", default=d(DEFAULT_MIN_SPEED),
                    help="mark (sample, joint) rows with |qd| < V unused, in rad/s (m/s for prismatic joints): the "
                    "Coulomb term sign(qd) is ill-defined near velocity reversals and rest phases would be fitted with "
                    f"a friction sign the data do not show (default {DEFAULT_MIN_SPEED:g} everywhere: process, "
                    "identify, payload, campaigns; 0 keeps every row)")
-    s.add_argument("--drop-standstill", action="store_true",
+    s.add_argument("--drop-standstill", action="store_true", default=d(False),
                    help="mark standstill segments (see --standstill-speed) unused")
-    s.add_argument("--standstill-speed", type=float, default=0.01, metavar="V",
+    s.add_argument("--standstill-speed", type=float, default=d(0.01), metavar="V",
                    help="speed below which every joint counts as standing still, rad/s or m/s (default 0.01)")
-    add_screening_arguments(p, "screening (row checks while reading)")
+    add_screening_arguments(p, "screening (row checks while reading)" + suffix, stored)
 
 
-def add_screening_arguments(p, title: str) -> None:
-    """The options of the row checks while reading (robid.io.screening), shared by process, identify, report."""
+def add_screening_arguments(p, title: str, stored: bool = False) -> None:
+    """The options of the row checks while reading (robid.io.screening), shared by process, identify, predict,
+    payload, report; ``stored``: left out means as RESULT.json stores them."""
+    d = (lambda value: argparse.SUPPRESS) if stored else (lambda value: value)
     v = p.add_argument_group(title)
-    v.add_argument("--drop-bad-rows", action="store_true",
+    v.add_argument("--drop-bad-rows", action="store_true", default=d(False),
                    help="drop isolated bad rows (NaN, unreadable, repeated time) and record them")
-    v.add_argument("--max-drop", type=float, default=5.0, metavar="PERCENT",
+    v.add_argument("--max-drop", type=float, default=d(5.0), metavar="PERCENT",
                    help="at most this many %% of the rows dropped (default 5)")
-    v.add_argument("--max-gap", type=float, default=10.0, metavar="F",
+    v.add_argument("--max-gap", type=float, default=d(10.0), metavar="F",
                    help="largest time step allowed, in median time steps (default 10)")
-    v.add_argument("--allow-constant", metavar="LIST", help="channels that may be constant, e.g. q4,q5 or qd")
-    v.add_argument("--allow-saturated", metavar="LIST", help="torque/current channels that may sit at a limit")
+    v.add_argument("--allow-constant", metavar="LIST", default=d(None),
+                   help="channels that may be constant, e.g. q4,q5 or qd")
+    v.add_argument("--allow-saturated", metavar="LIST", default=d(None),
+                   help="torque/current channels that may sit at a limit")
 
 
 def decimation(text: str) -> int | None:
@@ -188,6 +202,58 @@ def screening_policy(args: argparse.Namespace):
         allow_constant=parse_channel_list(args.allow_constant, "--allow-constant"),
         allow_saturated=parse_channel_list(args.allow_saturated, "--allow-saturated"),
     )
+
+
+#: ProcessingOptions field of each processing option given as an override (``predict``): (field, conversion)
+_OVERRIDES = {
+    "mode": ("mode", None), "period": ("period", None), "periods": ("n_periods", None),
+    "harmonics": ("harmonics", parse_harmonics), "cutoff": ("cutoff_hz", None), "rate": ("rate", None),
+    "start": ("start", None), "end": ("end", None), "derivatives": ("derivatives", None),
+    "snr": ("snr_threshold", None), "filter_order": ("filter_order", None), "decimate": ("decimate", None),
+    "keep_all_periods": ("reject_periods", lambda keep: not keep), "min_speed": ("min_speed", None),
+    "torque_band": ("torque_band", None), "drop_standstill": ("drop_standstill", None),
+    "standstill_speed": ("standstill_speed", None),
+}
+#: ScreeningPolicy field of each screening option given as an override
+_SCREENING = {
+    "drop_bad_rows": ("drop_bad_rows", None), "max_drop": ("max_drop_fraction", lambda p: p / 100.0),
+    "max_gap": ("max_gap_factor", None),
+}
+
+
+def processing_overrides(args: argparse.Namespace) -> dict:
+    """The ProcessingOptions fields of the processing options given on the command line of a command whose
+    defaults are stored (``add_processing_arguments(p, stored=True)``): field -> value."""
+    out = {}
+    for name, (field, convert) in _OVERRIDES.items():
+        if hasattr(args, name):
+            value = getattr(args, name)
+            out[field] = convert(value) if convert is not None and value is not None else value
+    if getattr(args, "trajectory", None):
+        from robid.io.design_file import design_processing
+
+        out["period"], out["excited_harmonics"], out["design"] = design_processing(args.trajectory)
+        out["period_source"] = "trajectory"
+    elif "period" in out:
+        out["period_source"] = "user"
+    return out
+
+
+def screening_overrides(args: argparse.Namespace, policy):
+    """``policy`` (the stored ScreeningPolicy) with the screening options given on the command line."""
+    import dataclasses
+
+    from robid.io.mapping import parse_channel_list
+
+    changes = {}
+    for name, (field, convert) in _SCREENING.items():
+        if hasattr(args, name):
+            changes[field] = convert(getattr(args, name)) if convert else getattr(args, name)
+    for name in ("allow_constant", "allow_saturated"):
+        if getattr(args, name, None):
+            changes[name] = tuple(getattr(policy, name)) + parse_channel_list(getattr(args, name),
+                                                                              "--" + name.replace("_", "-"))
+    return dataclasses.replace(policy, **changes) if changes else policy
 
 
 def processing_options(args: argparse.Namespace):
