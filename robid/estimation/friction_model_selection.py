@@ -93,7 +93,8 @@ def select_friction_models(
     candidate with a nonlinear parameter on its search bound never. The candidates are fitted with the linear
     fit's weights from their joint's rows (robid.estimation.friction_screening, exact for those weights); then all
     chosen models are fitted together (``final``; the linear fit itself when every joint stays linear).
-    ``start_weights``: where the linear fit's re-weighting starts (e.g. the WLS estimate's weights)."""
+    ``start_weights``: the per-joint weights of a linear fit already made (e.g. the WLS estimate's): the linear
+    candidate is fitted once with them instead of re-estimating them."""
     requests = [c if isinstance(c, FrictionRequest) else FrictionRequest(str(c)) for c in candidates]
     if not requests:
         raise RobidInputError("friction selection: no candidate model")
@@ -105,8 +106,10 @@ def select_friction_models(
     if not 0 <= tolerance < 1:
         raise RobidInputError(f"friction selection: tolerance must be in [0, 1), got {tolerance!r}")
     projections: dict = {}  # the factored fixed columns, shared by candidates with the same columns and weights
-    baseline = fit_nonlinear_friction(problem, None, noise_std=noise_std, max_nfev=max_nfev, projections=projections,
-                                      start_weights=start_weights)
+    # the linear model: with the weights of a fit of it already made (``start_weights``, e.g. the WLS estimate's)
+    # one weighted fit, else weights re-estimated from its residual
+    fixed = noise_std if noise_std is not None or start_weights is None else 1.0 / np.asarray(start_weights, float)
+    baseline = fit_nonlinear_friction(problem, None, noise_std=fixed, max_nfev=max_nfev, projections=projections)
     # candidates are screened with the linear fit's weights from their joint's rows (robid.estimation.
     # friction_screening); the chosen models are then fitted together with weights re-estimated from their residual
     weights = 1.0 / np.asarray(noise_std, dtype=float) if noise_std is not None else np.asarray(baseline.weights)
