@@ -41,5 +41,6 @@ def read_robot(robot: str | Path) -> RobotModel:
     if text in builtin_robot_names():
         return read_robot_yaml(builtin_robot_path(text))
     raise RobidInputError(
-        f"{text}: not a robot file (.yaml, .urdf, .xml MJCF) nor a built-in robot (built-in: {', '.join(builtin_robot_names())})"
+        f"{text}: not a robot file (.yaml, .urdf, .xml MJCF) nor a built-in robot "
+        f"(built-in: {', '.join(builtin_robot_names())})"
     )
