@@ -120,9 +120,9 @@ def serial_chain(model, where: str) -> MjcfChain:
 
 def _refuse_other_joints(model, where: str) -> None:
     mujoco = _mujoco()
-    kinds = {mujoco.mjtJoint.mjJNT_FREE: "free", mujoco.mjtJoint.mjJNT_BALL: "ball"}
+    kinds = {int(mujoco.mjtJoint.mjJNT_FREE): "free", int(mujoco.mjtJoint.mjJNT_BALL): "ball"}
     for j in range(model.njnt):
-        kind = kinds.get(model.jnt_type[j])
+        kind = kinds.get(int(model.jnt_type[j]))
         if kind is not None:
             raise RobidInputError(
                 f"{where}: joint {_label(model, 'joint', j)} is a {kind} joint: robid reads serial chains of hinge "
@@ -154,7 +154,7 @@ def _joint(model, chain: MjcfChain, k: int, where: str) -> Joint:
     rel = path_transform(model, parent, body)
     q0 = float(model.qpos0[model.jnt_qposadr[j]])
     axis = _snap(np.asarray(model.jnt_axis[j], dtype=float), SNAP_ROTATION)
-    revolute = model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE
+    revolute = int(model.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_HINGE)
     if revolute:
         p = np.asarray(model.jnt_pos[j], dtype=float)
         a_translation, b_translation = rel[:3, :3] @ p + rel[:3, 3], -p
@@ -186,7 +186,7 @@ def _joint(model, chain: MjcfChain, k: int, where: str) -> Joint:
 def _refuse_springs(model, j: int, chain: MjcfChain, k: int, where: str) -> None:
     """What robid's rigid joint cannot hold: a joint spring, polynomial terms, gravity compensation."""
     mujoco = _mujoco()
-    springs = not model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_SPRING
+    springs = not int(model.opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_SPRING)
     if springs and model.jnt_stiffness[j] != 0:
         raise RobidInputError(f"{where}: stiffness {model.jnt_stiffness[j]:g} (a spring towards springref): robid's "
                               "rigid joints have no spring; remove it (or disable springs in <option><flag>)")
@@ -236,7 +236,7 @@ def _limits(model, j: int) -> Limits:
     if model.jnt_actfrclimited[j]:
         torques.append(float(np.max(np.abs(model.jnt_actfrcrange[j]))))
     for a in range(model.nu):
-        on_joint = model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT and model.actuator_trnid[a][0] == j
+        on_joint = int(model.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_JOINT) and model.actuator_trnid[a][0] == j
         if on_joint and model.actuator_forcelimited[a]:
             torques.append(float(np.max(np.abs(model.actuator_forcerange[a])) * abs(model.actuator_gear[a][0])))
     torque = min(torques) if torques else None
@@ -246,10 +246,10 @@ def _limits(model, j: int) -> Limits:
 def _friction(model, dof: int) -> Friction:
     """damping -> viscous, frictionloss -> Coulomb; zero where the model disables them."""
     mujoco = _mujoco()
-    flags = model.opt.disableflags
+    flags = int(model.opt.disableflags)
     bits = mujoco.mjtDisableBit
-    damping = 0.0 if flags & bits.mjDSBL_DAMPER else float(model.dof_damping[dof])
-    no_friction = flags & (bits.mjDSBL_FRICTIONLOSS | bits.mjDSBL_CONSTRAINT)
+    damping = 0.0 if flags & int(bits.mjDSBL_DAMPER) else float(model.dof_damping[dof])
+    no_friction = flags & (int(bits.mjDSBL_FRICTIONLOSS) | int(bits.mjDSBL_CONSTRAINT))
     coulomb = 0.0 if no_friction else float(model.dof_frictionloss[dof])
     return Friction(viscous=damping, coulomb=coulomb)
 
@@ -257,7 +257,7 @@ def _friction(model, dof: int) -> Friction:
 def _gravity(model, base: int) -> tuple[float, float, float]:
     """``<option gravity>`` in the base frame (zero when gravity is disabled)."""
     mujoco = _mujoco()
-    if model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY:
+    if int(model.opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY):
         return (0.0, 0.0, 0.0)
     rotation = path_transform(model, 0, base)[:3, :3]
     return _triple(rotation.T @ np.asarray(model.opt.gravity, dtype=float))
