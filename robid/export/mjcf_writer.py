@@ -85,7 +85,10 @@ def _set_inertial(body: ET.Element, values: _Inertial, position: int | None = No
     if old is not None:
         position = list(body).index(old)
         body.remove(old)
-    element = ET.Element("inertial", pos=_vec(values.com), mass=_num(values.mass), fullinertia=_vec(values.full))
+    if any(values.full):
+        element = ET.Element("inertial", pos=_vec(values.com), mass=_num(values.mass), fullinertia=_vec(values.full))
+    else:  # a body merged into its moving body: MuJoCo accepts zero inertia only as diaginertia
+        element = ET.Element("inertial", pos=_vec(values.com), mass=_num(values.mass), diaginertia="0 0 0")
     body.insert(position or 0, element)
 
 
