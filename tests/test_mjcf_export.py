@@ -62,7 +62,7 @@ def _perturbed(model, seed: int):
     for j in model.joints:
         link = dataclasses.replace(j.link, mass=j.link.mass * rng.uniform(0.8, 1.2),
                                    com=tuple(np.asarray(j.link.com) + rng.normal(0, 0.01, 3)),
-                                   inertia_com=tuple(np.asarray(j.link.inertia_com) * rng.uniform(0.9, 1.1)))  # one factor
+                                   inertia_com=tuple(np.asarray(j.link.inertia_com) * rng.uniform(0.9, 1.1)))
         drive = dataclasses.replace(j.drive, rotor_inertia=j.drive.rotor_inertia * 1.5 + 0.01)
         joints.append(dataclasses.replace(j, link=link, drive=drive, friction=Friction(viscous=rng.uniform(0, 5))))
     return dataclasses.replace(model, joints=tuple(joints))
