@@ -14,7 +14,6 @@ import json
 import re
 from pathlib import Path
 
-import mujoco
 import numpy as np
 import pandas as pd
 import pytest
