@@ -32,7 +32,7 @@ def read_robot(robot: str | Path) -> RobotModel:
         if not path.exists():
             raise RobidInputError(f"{path}: no such URDF file")
         return read_robot_urdf(path)
-    if path.suffix.lower() == ".xml":
+    if path.suffix.lower() in (".xml", ".mjcf"):
         if not path.exists():
             raise RobidInputError(f"{path}: no such MJCF file")
         from robid.model.mjcf_reader import read_robot_mjcf
