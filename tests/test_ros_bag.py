@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 from test_mjcf_acceptance import write_joint_state_bag
@@ -136,3 +138,19 @@ def test_topic_is_refused_for_a_csv(robot, tmp_path):
     mapping.write_text("robid_mapping: 1\ntopic: /joint_states\n")
     with pytest.raises(RobidInputError, match="topic and joint_names are for ROS 2 bags"):
         read_measurement(csv, robot.model, mapping=mapping)
+
+
+@settings(max_examples=15, deadline=None)
+@given(order=st.permutations(list(range(8))), storage=st.sampled_from(["sqlite3", "mcap"]))
+def test_any_joint_order_reads_the_same(robot, tmp_path_factory, order, storage):
+    """Property: the robot's six joints and two others, in any order in the messages: the same q, tau in the
+    robot's order, and the two others ignored."""
+    run = _run(40)
+    names = robot.joint_names + ["finger_left", "finger_right"]
+    wide = {**run, "q_meas": np.column_stack([run["q_meas"], np.full((40, 2), 7.0)]),
+            "tau_meas": np.column_stack([run["tau_meas"], np.full((40, 2), -7.0)])}
+    bag = tmp_path_factory.mktemp("bag") / "bag"
+    write_joint_state_bag(wide, bag, names, storage, order=list(order))
+    m = read_measurement(bag, robot.model)
+    np.testing.assert_array_equal(m.q, run["q_meas"])
+    np.testing.assert_array_equal(m.tau, run["tau_meas"])
