@@ -90,6 +90,7 @@ def _label(model, kind: str, index: int) -> str:
 def serial_chain(model, where: str) -> MjcfChain:
     """The serial chain of the compiled ``model``, checked (module docstring)."""
     _refuse_other_joints(model, where)
+    _refuse_other_forces(model, where)
     moving = [b for b in range(1, model.nbody) if model.body_jntnum[b] > 0]
     if not moving:
         raise RobidInputError(f"{where}: no hinge or slide joint found (robid identifies a chain of moving bodies)")
@@ -128,6 +129,23 @@ def _refuse_other_joints(model, where: str) -> None:
                 f"{where}: joint {_label(model, 'joint', j)} is a {kind} joint: robid reads serial chains of hinge "
                 "and slide joints (no floating base, no ball joint)"
             )
+
+
+def _refuse_other_forces(model, where: str) -> None:
+    """Forces mj_inverse would add that a serial chain's model has no term for: equality constraints, tendon
+    springs, dampers and friction, fluid forces."""
+    mujoco = _mujoco()
+    if model.neq and not int(model.opt.disableflags) & int(mujoco.mjtDisableBit.mjDSBL_EQUALITY):
+        raise RobidInputError(f"{where}: {model.neq} equality constraint(s): robid reads a serial chain of independent "
+                              "joints; remove them (or disable equality in <option><flag>)")
+    for name in ("tendon_stiffness", "tendon_damping", "tendon_frictionloss"):
+        values = np.asarray(getattr(model, name, np.zeros(0)))
+        if values.size and np.any(values != 0):
+            raise RobidInputError(f"{where}: a tendon has {name.split('_')[1]}: tendon forces are not in robid's "
+                                  "joint model; remove it")
+    if model.opt.density or model.opt.viscosity:
+        raise RobidInputError(f"{where}: <option density/viscosity> (fluid forces) are not in robid's model; set "
+                              "them to 0")
 
 
 def _joint_names(model, joints: tuple[int, ...], where: str) -> tuple[str, ...]:
