@@ -137,11 +137,6 @@ class ChannelMapping:
     topic: str | None = None  # ROS 2 bags: the JointState topic (None: the bag's only one)
     joint_names: dict[str, str] | None = None  # ROS 2 bags: bag joint name -> robot joint name
 
-    @property
-    def for_bag(self) -> bool:
-        """A mapping with bag fields (topic, joint_names): time and signals default to the bag's columns."""
-        return self.topic is not None or self.joint_names is not None
-
 
 def read_mapping(path: str | Path) -> ChannelMapping:
     """Parse a mapping file; every error names the file and the key at fault."""

@@ -64,15 +64,7 @@ def read_measurement(
     loaded = read_mapping(mapping) if isinstance(mapping, str | Path) else mapping
     n_joints = _joint_count(robot, dof, loaded, path)
     notes: list[str] = []
-    if is_ros_bag(path):
-        tables, loaded = _bag_layout(path, robot, n_joints, loaded, notes)
-    else:
-        tables = TableSet(path)
-        if loaded is not None and loaded.for_bag:
-            raise RobidInputError(f"{loaded.source}: topic and joint_names are for ROS 2 bags; {path} is not one "
-                                  "(a bag folder with metadata.yaml, or a .mcap or .db3 file)")
-        if loaded is None:
-            loaded = _canonical_layout(path, tables, n_joints, notes)
+    tables, loaded = _layout(path, robot, n_joints, loaded, notes)
     columns = _Columns.locate(tables, loaded, n_joints)
     n = tables.common_length(loaded.source)
     result = screen(tables.tables, columns.channels, columns.time, _with_allowances(policy, loaded))
@@ -144,6 +136,20 @@ def _canonical_layout(path: Path, tables: TableSet, n_joints: int, notes: list[s
     mapping, extra = canonical_mapping(table.names or [], n_joints, str(path))
     notes.extend(extra)
     return mapping
+
+
+def _layout(
+    path: Path, robot: RobotModel | None, n_joints: int, mapping: ChannelMapping | None, notes: list[str]
+) -> tuple[TableSet, ChannelMapping]:
+    """The measurement's tables and the mapping that reads them: a ROS 2 bag's, the canonical CSV's, or the given
+    mapping's."""
+    if is_ros_bag(path):
+        return _bag_layout(path, robot, n_joints, mapping, notes)
+    tables = TableSet(path)
+    if mapping is not None and (mapping.topic is not None or mapping.joint_names is not None):
+        raise RobidInputError(f"{mapping.source}: topic and joint_names are for ROS 2 bags; {path} is not one "
+                              "(a bag folder with metadata.yaml, or a .mcap or .db3 file)")
+    return tables, mapping if mapping is not None else _canonical_layout(path, tables, n_joints, notes)
 
 
 def _bag_layout(
