@@ -210,6 +210,6 @@ def _motor_states(motor_joints: tuple[int, ...], motor, shape) -> list:
 
 
 def load_robot(robot: str | Path | RobotModel, terms=None) -> Robot:
-    """Load a robot file (YAML, URDF) or a built-in robot by name; see docs/core_api.md."""
+    """Load a robot file (YAML, URDF, MJCF) or a built-in robot by name; see docs/core_api.md."""
     model = robot if isinstance(robot, RobotModel) else read_robot(robot)
     return Robot(model, terms)

@@ -144,11 +144,12 @@ def _definition_paths(kind: str) -> set[str]:
 
 # -------------------------------------------------------------------- (1) readers and definitions agree
 def test_the_full_robot_example_uses_every_field_of_the_definition():
-    """The DH example uses every field but urdf (they exclude each other); the URDF example adds it."""
+    """The DH example uses every field but urdf and mjcf (they exclude each other); the URDF example adds urdf
+    (an mjcf file takes the same joint entries: tests/test_mjcf_robot_file.py)."""
     example = yaml.safe_load(_example_text())
     urdf_example = yaml.safe_load(_example_text("urdf "))
     spring = {"joints[].compensator." + k for k in ("type", "base_point", "link_point", "stiffness", "free_length")}
-    assert _definition_paths("robot") == _paths(example) | spring | {"urdf"}
+    assert _definition_paths("robot") == _paths(example) | spring | {"urdf", "mjcf"}
     assert _paths(urdf_example) - _paths(example) == {"urdf"}
     assert "free_length" in ROBOT_DOC.read_text() and "type: spring" in ROBOT_DOC.read_text()
 

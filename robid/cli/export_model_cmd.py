@@ -1,5 +1,6 @@
-"""``robid export-model RESULT.json --format urdf|yaml|json|python|c --out FILE [--robot ROBOT]``: the identified
-model as a URDF, a robot file, a JSON document or standalone feed-forward source (docs/export.md)."""
+"""``robid export-model RESULT.json --format urdf|yaml|json|python|c|mjcf --out FILE [--robot ROBOT]``: the
+identified model as a URDF, a robot file, a JSON document, standalone feed-forward source or MuJoCo's MJCF
+(docs/export.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from robid.errors import RobidInputError
 
-FORMATS = ("urdf", "yaml", "json", "python", "c")
+FORMATS = ("urdf", "yaml", "json", "python", "c", "mjcf")
 
 
 def register(subparsers) -> None:
@@ -30,7 +31,7 @@ def register(subparsers) -> None:
         required=True,
         choices=FORMATS,
         help="urdf: URDF (SI units, rad); yaml: robot file (docs/robot-file.md); json: standard set and joint blocks;"
-        " python: numpy module; c: C99 source",
+        " python: numpy module; c: C99 source; mjcf: MuJoCo (a copy of the robot's MJCF, or generated)",
     )
     p.add_argument("--out", required=True, metavar="FILE", help="file to write (written atomically)")
     p.add_argument(
@@ -64,10 +65,16 @@ def run(args: argparse.Namespace) -> int:
     record = read_result(result_path)
     robot = resolve_robot(args.robot, record, result_path)
     exported = export_model(record, robot, args.format, source=args.result, prefix=args.prefix)
-    write_atomic(out, exported.text)
+    text = exported.text
+    if args.format == "mjcf":  # asset paths of a copy start at the source model's folder: rewritten for --out
+        from robid.export.mjcf_copy import relocate_assets, source_mjcf
+
+        source = source_mjcf(robot.model)
+        text = relocate_assets(text, source.parent, out.parent) if source is not None else text
+    write_atomic(out, text)
     s = exported.standard
     w = sys.stdout.write
-    w(f"wrote {out} ({args.format}, {len(exported.text.encode())} bytes): robot {record.robot}, "
+    w(f"wrote {out} ({args.format}, {len(text.encode())} bytes): robot {record.robot}, "
       f"{len(s.names)} standard parameters\n")
     if s.identified_consistent:
         w(f"the identified base values have a physically consistent standard set; reproduced to {s.base_mismatch:.1e}"

@@ -20,9 +20,10 @@ rows, every product needs only those rows (index J):
 and the residual on J's rows is y_tJ + c_J (c_hat^T y) - (C_J b - Q_J Q_J^T C_J b + c_J c_J^T C_J b). Each
 evaluation costs O(n_J (r + k) k) for n_J rows of joint J, r fixed columns and k new ones, instead of a projection
 of all N dof rows: the selection compares its candidates at a fraction of a full fit's cost. The nonlinear
-parameters are found by a grid over their range (as the full fit starts) refined by a bounded quasi-Newton search
-on rho with its exact gradient (d rho / d theta_i = -2 r^T (dC/d theta_i) b); the fixed columns' coefficients at the optimum come from the same factorisation (least squares with the
-coefficient of c held at zero, for a sigmoid).
+parameters are found by a grid over their range (as the full fit starts) refined by Brent's bounded search (one
+parameter) or L-BFGS-B on rho with its exact gradient (d rho / d theta_i = -2 r^T (dC/d theta_i) b); the fixed
+columns' coefficients at the optimum come from the same factorisation (least squares with the coefficient of c held
+at zero, for a sigmoid).
 
 What a screened candidate reports -- joint J's residual RMS, AIC and BIC (robid.estimation.nonlinear_friction
 module docstring), its values for the held-out error -- are those of the weighted fit with the given weights; no

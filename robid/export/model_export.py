@@ -22,7 +22,7 @@ from robid.export.standard_set import ExportedStandardSet, exported_standard_set
 from robid.record import IdentificationRecord
 from robid.robot import Robot
 
-FORMATS = ("urdf", "yaml", "json", "python", "c")
+FORMATS = ("urdf", "yaml", "json", "python", "c", "mjcf")
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,10 @@ def source_urdf(robot: Robot) -> Path | None:
 
 def _render(fmt, record, robot, model, standard, lines, base_indices, prefix) -> str:
     header = "\n".join(lines)
+    if fmt == "mjcf":
+        from robid.export.mjcf_copy import mjcf_text
+
+        return mjcf_text(robot.model, model, lines, standard.names, standard.values)
     if fmt == "urdf":
         from robid.export.urdf_writer import urdf_copy_with_model, urdf_from_model
 

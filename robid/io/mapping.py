@@ -134,6 +134,8 @@ class ChannelMapping:
     read: ReadOptions = ReadOptions()
     description: str = ""
     design: str | None = None  # a published design the record executes once (.mat), relative paths resolved
+    topic: str | None = None  # ROS 2 bags: the JointState topic (None: the bag's only one)
+    joint_names: dict[str, str] | None = None  # ROS 2 bags: bag joint name -> robot joint name
 
 
 def read_mapping(path: str | Path) -> ChannelMapping:
@@ -149,7 +151,8 @@ def mapping_from_dict(data: Any, where: str) -> ChannelMapping:
     if data.get("robid_mapping") != 1:
         raise RobidInputError(f"{where}: robid_mapping: schema version must be 1, got {data.get('robid_mapping')!r}")
     top_read = _read_options(data, where, ReadOptions())
-    time_spec = data.get("time")
+    bag = "topic" in data or "joint_names" in data
+    time_spec = data.get("time", {"column": "t"} if bag else None)
     if not isinstance(time_spec, dict):
         raise RobidInputError(f"{where}: time: required, either {{column: ..., unit: s}} or {{rate: HZ}}")
     _check_keys(time_spec, _TIME_KEYS, f"{where}: time")
@@ -172,9 +175,9 @@ def mapping_from_dict(data: Any, where: str) -> ChannelMapping:
     for name in GROUP_PREFIX:
         if name in data and data[name] is not None:
             groups[name] = _group(data[name], name, f"{where}: {name}", top_read)
-    if "positions" not in groups:
+    if "positions" not in groups and not (bag and not groups):
         raise RobidInputError(f"{where}: positions: required (the link-side joint positions)")
-    if "torques" not in groups and "currents" not in groups:
+    if "torques" not in groups and "currents" not in groups and not (bag and not groups):
         raise RobidInputError(f"{where}: torques or currents: one of them is required")
     if "torques" in groups and "currents" in groups:
         raise RobidInputError(f"{where}: give torques or currents, not both")
@@ -194,7 +197,18 @@ def mapping_from_dict(data: Any, where: str) -> ChannelMapping:
         read=top_read,
         description=str(data.get("description", "")),
         design=_design_file(data.get("design"), where),
+        topic=_optional_text(data, "topic", "a topic name such as /joint_states", where),
+        joint_names=_renames(data.get("joint_names"), f"{where}: joint_names"),
     )
+
+
+def _renames(raw: Any, where: str) -> dict[str, str] | None:
+    """``joint_names:`` {bag joint name: robot joint name}."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise RobidInputError(f"{where}: expected a mapping {{bag joint name: robot joint name}}, got {raw!r}")
+    return dict(raw)
 
 
 def _design_file(value: Any, where: str) -> str | None:

@@ -1,7 +1,8 @@
 """Read a measurement into the canonical form: files -> raw tables -> screening -> SI, joint side.
 
 ``read_measurement(path, robot)`` reads the canonical CSV of interfaces.md section 3;
-``read_measurement(path, robot, mapping=...)`` reads any layout a mapping describes (docs/signals.md).
+``read_measurement(path, robot, mapping=...)`` reads any layout a mapping describes (docs/signals.md); a ROS 2 bag
+(folder, ``.mcap`` or ``.db3``) is read through :mod:`robid.io.ros_bag` into a table of its JointState messages.
 ``read_trajectory_timing`` reads the period and excited harmonics of a ``robid design`` trajectory or of a
 published ``.mat`` design (robid.io.design_file).
 The user's files are only ever opened for reading.
@@ -16,8 +17,18 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.io.files import read_json
-from robid.io.mapping import GROUP_PREFIX, ChannelMapping, ReadOptions, canonical_mapping, read_mapping
+from robid.io.mapping import (
+    DEFAULT_UNIT,
+    GROUP_PREFIX,
+    ChannelMapping,
+    Group,
+    Part,
+    ReadOptions,
+    canonical_mapping,
+    read_mapping,
+)
 from robid.io.motor_side import TransmissionMatrix, currents_to_torque, motor_to_joint
+from robid.io.ros_bag import is_ros_bag
 from robid.io.screening import ChannelRef, ScreeningPolicy, screen
 from robid.io.table_set import TableSet
 from robid.io.tables import file_format
@@ -53,10 +64,8 @@ def read_measurement(
         raise RobidInputError(f"{path}: no such measurement file")
     loaded = read_mapping(mapping) if isinstance(mapping, str | Path) else mapping
     n_joints = _joint_count(robot, dof, loaded, path)
-    tables = TableSet(path)
     notes: list[str] = []
-    if loaded is None:
-        loaded = _canonical_layout(path, tables, n_joints, notes)
+    tables, loaded = _layout(path, robot, n_joints, loaded, notes)
     columns = _Columns.locate(tables, loaded, n_joints)
     n = tables.common_length(loaded.source)
     result = screen(tables.tables, columns.channels, columns.time, _with_allowances(policy, loaded))
@@ -128,6 +137,50 @@ def _canonical_layout(path: Path, tables: TableSet, n_joints: int, notes: list[s
     mapping, extra = canonical_mapping(table.names or [], n_joints, str(path))
     notes.extend(extra)
     return mapping
+
+
+def _layout(
+    path: Path, robot: RobotModel | None, n_joints: int, mapping: ChannelMapping | None, notes: list[str]
+) -> tuple[TableSet, ChannelMapping]:
+    """The measurement's tables and the mapping that reads them: a ROS 2 bag's, the canonical CSV's, or the given
+    mapping's."""
+    if is_ros_bag(path):
+        return _bag_layout(path, robot, n_joints, mapping, notes)
+    tables = TableSet(path)
+    if mapping is not None and (mapping.topic is not None or mapping.joint_names is not None):
+        raise RobidInputError(f"{mapping.source}: topic and joint_names are for ROS 2 bags; {path} is not one "
+                              "(a bag folder with metadata.yaml, or a .mcap or .db3 file)")
+    return tables, mapping if mapping is not None else _canonical_layout(path, tables, n_joints, notes)
+
+
+def _bag_layout(
+    path: Path, robot: RobotModel | None, n_joints: int, mapping: ChannelMapping | None, notes: list[str]
+) -> tuple[TableSet, ChannelMapping]:
+    """The tables of a ROS 2 bag (robid.io.ros_bag) and the mapping to read them with: the mapping's own signals
+    (referring to the columns t, q1.., qd1.., effort1..), or by default positions, velocities (when every message
+    has them) and efforts as joint torques, with the mapping's allowances."""
+    from robid.io.ros_bag import read_joint_states
+
+    table, bag_notes = read_joint_states(
+        path, robot.joint_names if robot is not None else None, n_joints,
+        topic=mapping.topic if mapping is not None else None,
+        renames=mapping.joint_names if mapping is not None else None,
+    )
+    notes.extend(bag_notes)
+    tables = TableSet(path, own_table=table)
+    if mapping is not None and mapping.groups:
+        return tables, mapping
+    columns = {"positions": "q", "velocities": "qd", "torques": "effort"}
+    groups = {
+        name: Group(name=name, parts=(Part(columns=tuple(f"{prefix}{j + 1}" for j in range(n_joints)),
+                                           units=DEFAULT_UNIT[name]),))
+        for name, prefix in columns.items() if f"{prefix}1" in table.names
+    }
+    default = ChannelMapping(source=f"{path} (ROS 2 bag)", groups=groups, time=Part(columns=("t",), units="s"))
+    if mapping is None:
+        return tables, default
+    return tables, replace(default, source=mapping.source, allow_constant=mapping.allow_constant,
+                           allow_saturated=mapping.allow_saturated, dof=mapping.dof, description=mapping.description)
 
 
 def _with_allowances(policy: ScreeningPolicy, mapping: ChannelMapping) -> ScreeningPolicy:

@@ -22,11 +22,14 @@ from robid.io.tables import RawTable, file_format, load_mat, mat_variable, read_
 class TableSet:
     """Loads each file (or .mat variable) of one measurement once and hands out column references into it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, own_table: RawTable | None = None) -> None:
+        """``own_table``: the measurement's own table when it is not a text or .mat file (a ROS 2 bag read by
+        :mod:`robid.io.ros_bag`): what a mapping's signals without ``file:`` refer to."""
         self.path = path
         self.tables: list[RawTable] = []
         self._index: dict[tuple, int] = {}
         self._mats: dict[Path, dict] = {}
+        self._own = own_table
 
     def file_for(self, part_file: str | None, where: str) -> Path:
         if part_file is None:
@@ -40,6 +43,12 @@ class TableSet:
         return target
 
     def table(self, part_file: str | None, variable: str | None, options: ReadOptions, where: str) -> RawTable:
+        if part_file is None and self._own is not None:
+            if variable is not None:
+                raise RobidInputError(f"{where}: variable: only .mat files have variables ({self.path} is a ROS 2 bag)")
+            if not any(t is self._own for t in self.tables):
+                self.tables.append(self._own)
+            return self._own
         path = self.file_for(part_file, where)
         fmt = file_format(path, options)
         # the options as read_text_table applies them: the canonical layout's explicit csv-with-header and a

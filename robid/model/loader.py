@@ -1,5 +1,5 @@
-"""Resolve a ROBOT argument: a YAML robot file (DH, modified DH, or starting from a URDF with ``urdf:``), a URDF
-file, or the name of a built-in robot."""
+"""Resolve a ROBOT argument: a YAML robot file (DH, modified DH, or starting from a URDF or an MJCF file with
+``urdf:`` / ``mjcf:``), a URDF file, an MJCF file (``.xml``, MuJoCo), or the name of a built-in robot."""
 
 from __future__ import annotations
 
@@ -32,8 +32,15 @@ def read_robot(robot: str | Path) -> RobotModel:
         if not path.exists():
             raise RobidInputError(f"{path}: no such URDF file")
         return read_robot_urdf(path)
+    if path.suffix.lower() in (".xml", ".mjcf"):
+        if not path.exists():
+            raise RobidInputError(f"{path}: no such MJCF file")
+        from robid.model.mjcf_reader import read_robot_mjcf
+
+        return read_robot_mjcf(path)
     if text in builtin_robot_names():
         return read_robot_yaml(builtin_robot_path(text))
     raise RobidInputError(
-        f"{text}: not a robot file (.yaml, .urdf) nor a built-in robot (built-in: {', '.join(builtin_robot_names())})"
+        f"{text}: not a robot file (.yaml, .urdf, .xml MJCF) nor a built-in robot "
+        f"(built-in: {', '.join(builtin_robot_names())})"
     )

@@ -1,7 +1,9 @@
-"""Robot files that start from a URDF (``urdf: PATH``; docs/robot-file.md, "Starting from a URDF").
+"""Robot files that start from a URDF (``urdf: PATH``; docs/robot-file.md, "Starting from a URDF") or from an MJCF
+file (``mjcf: PATH``, MuJoCo; the same section).
 
 The URDF gives the chain, the link inertias, the limits and the ``<dynamics>`` friction
-(:func:`robid.model.urdf_reader.read_robot_urdf`); the ``joints`` entries of the robot file add to the URDF's joints
+(:func:`robid.model.urdf_reader.read_robot_urdf`); an MJCF file the same plus armature as a drive's rotor inertia
+(:func:`robid.model.mjcf_reader.read_robot_mjcf`). The ``joints`` entries of the robot file add to the URDF's joints
 by name what a URDF cannot hold -- drives (with a coupled motor), friction models, elasticity, controller gains,
 compensators -- and may override limits and link inertial data field by field. Every block is read by the same
 parser as in a DH file (:mod:`robid.model._yaml_sections`), with the keys of :mod:`robid.schemas.robot`.
@@ -26,23 +28,35 @@ from robid.model._yaml_sections import (
     parse_link,
     parse_vector,
 )
+from robid.model.mjcf_reader import mjcf_identifier, read_robot_mjcf
 from robid.model.robot_model import Joint, Limits, Link, RobotModel
 from robid.model.urdf_reader import joint_identifier, read_robot_urdf
 from robid.schemas.robot import DH_JOINT_FIELDS, DH_TOP_FIELDS, URDF_JOINT_FIELDS
 
 __all__ = ["robot_from_urdf_file"]
 
+#: how messages name the file a robot file starts from
+_LABEL = {"urdf": "URDF", "mjcf": "MJCF file"}
+
 
 def robot_from_urdf_file(data: dict, where: str, folder: Path) -> RobotModel:
-    """The robot of a robot file with ``urdf`` (top-level keys already checked): the URDF's chain with the
-    ``joints`` entries applied, ``gravity`` and ``name`` of the file where given. ``folder``: where a relative
-    URDF path starts (the robot file's folder). The model's ``source`` is the robot file (``where``), so a record
-    made with it reloads the drives too."""
+    """The robot of a robot file with ``urdf`` or ``mjcf`` (top-level keys already checked): that file's chain with
+    the ``joints`` entries applied, ``gravity`` and ``name`` of the file where given. ``folder``: where a relative
+    path starts (the robot file's folder). The model's ``source`` is the robot file (``where``), so a record made
+    with it reloads the drives too."""
+    if "urdf" in data and "mjcf" in data:
+        raise RobidInputError(f"{where}: urdf and mjcf: give one of them")
+    kind = "urdf" if "urdf" in data else "mjcf"
+    label = _LABEL[kind]
     for key in DH_TOP_FIELDS:
         if key in data:
-            raise RobidInputError(f"{where}: {key}: not with urdf (the URDF gives the kinematics); remove one of them")
-    urdf = _urdf_path(data["urdf"], f"{where}: urdf", folder)
-    base = read_robot_urdf(urdf)
+            raise RobidInputError(f"{where}: {key}: not with {kind} (the {label} gives the kinematics); remove one "
+                                  "of them")
+    urdf = _urdf_path(data[kind], f"{where}: {kind}", folder, kind)
+    if kind == "urdf":
+        base = read_robot_urdf(urdf)
+    else:
+        base = read_robot_mjcf(urdf)
     entries = data.get("joints")
     if entries is None:
         entries = []
@@ -54,7 +68,7 @@ def robot_from_urdf_file(data: dict, where: str, folder: Path) -> RobotModel:
     fields: dict[str, str] = {}
     for k, entry in enumerate(entries):
         jw = f"{where}: joints[{k}]"
-        name = _entry_name(entry, jw, index, urdf)
+        name = _entry_name(entry, jw, index, urdf, kind)
         if name in fields:
             raise RobidInputError(f"{jw}.name: joint {name!r} already given in {fields[name]}")
         fields[name] = f"joints[{k}]"
@@ -68,30 +82,31 @@ def robot_from_urdf_file(data: dict, where: str, folder: Path) -> RobotModel:
         name=str(data.get("name", Path(where).stem)),
         joints=tuple(joints),
         gravity=gravity,
-        kinematics="urdf",
+        kinematics=base.kinematics,
         source=where,
     )
 
 
-def _urdf_path(value: Any, where: str, folder: Path) -> Path:
+def _urdf_path(value: Any, where: str, folder: Path, kind: str = "urdf") -> Path:
     if not isinstance(value, str) or not value.strip():
-        raise RobidInputError(f"{where}: expected the path of a URDF file, got {value!r}")
+        raise RobidInputError(f"{where}: expected the path of a{'n MJCF' if kind == 'mjcf' else ' URDF'} file, "
+                              f"got {value!r}")
     path = Path(value).expanduser()
     if not path.is_absolute():
         path = folder / path
     if not path.is_file():
-        raise RobidInputError(f"{where}: no such URDF file {str(path)!r} (a relative path starts at the robot "
-                              f"file's folder {str(folder)!r})")
+        raise RobidInputError(f"{where}: no such {kind.upper()} file {str(path)!r} (a relative path starts at the "
+                              f"robot file's folder {str(folder)!r})")
     return path
 
 
-def _entry_name(entry: Any, where: str, index: dict[str, int], urdf: Path) -> str:
-    """The checked name of a ``joints`` entry: a movable joint of the URDF, as robid names it."""
+def _entry_name(entry: Any, where: str, index: dict[str, int], urdf: Path, kind: str = "urdf") -> str:
+    """The checked name of a ``joints`` entry: a movable joint of the URDF (or MJCF file), as robid names it."""
     if not isinstance(entry, dict):
         raise RobidInputError(f"{where}: expected a mapping with name and the blocks to add (drive, friction, ...)")
     for key in DH_JOINT_FIELDS:
         if key in entry:
-            raise RobidInputError(f"{where}.{key}: not with urdf (the URDF places the joint; allowed: "
+            raise RobidInputError(f"{where}.{key}: not with {kind} (the {_LABEL[kind]} places the joint; allowed: "
                                   f"{', '.join(sorted(URDF_JOINT_FIELDS))})")
     check_keys(entry, URDF_JOINT_FIELDS, where)
     name = entry.get("name")
@@ -99,8 +114,9 @@ def _entry_name(entry: Any, where: str, index: dict[str, int], urdf: Path) -> st
         raise RobidInputError(f"{where}.name: expected the name of a joint of {urdf.name}, got {name!r}")
     if name in index:
         return name
-    if joint_identifier(name) in index:
-        raise RobidInputError(f"{where}.name: robid names the URDF joint {name!r} {joint_identifier(name)!r} "
+    identifier = joint_identifier(name) if kind == "urdf" else mjcf_identifier(name)
+    if identifier in index:
+        raise RobidInputError(f"{where}.name: robid names the {kind.upper()} joint {name!r} {identifier!r} "
                               "(characters other than letters, digits and _ become _); write that")
     hint = unknown_field_message(name, index)[len(f"unknown field {name!r} "):]
     raise RobidInputError(f"{where}.name: no movable joint {name!r} in {urdf.name} {hint}")

@@ -39,7 +39,7 @@ def read_robot_yaml(path: str | Path, text: str | None = None) -> RobotModel:
 
 def robot_from_dict(data: Any, where: str, folder: str | Path | None = None) -> RobotModel:
     """The robot of a loaded robot file; ``where`` names it in messages; ``folder`` is where a relative ``urdf``
-    path starts (default: the folder of ``where``). A file with ``urdf`` is read by
+    path starts (default: the folder of ``where``). A file with ``urdf`` or ``mjcf`` is read by
     :func:`robid.model.urdf_robot_file.robot_from_urdf_file`."""
     if not isinstance(data, dict):
         raise RobidInputError(f"{where}: expected a mapping with keys robid, name, kinematics (or urdf), joints")
@@ -47,7 +47,7 @@ def robot_from_dict(data: Any, where: str, folder: str | Path | None = None) -> 
     version = data.get("robid")
     if version != 1:
         raise RobidInputError(f"{where}: robid: schema version must be 1, got {version!r}")
-    if "urdf" in data:
+    if "urdf" in data or "mjcf" in data:
         return robot_from_urdf_file(data, where, Path(folder) if folder is not None else Path(where).parent)
     kinematics = data.get("kinematics", "dh")
     if kinematics not in ("dh", "mdh"):

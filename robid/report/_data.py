@@ -239,7 +239,7 @@ def from_result_file(
         check_result_matches(robot, record, str(result_path))  # before predicting with it
         runs = []
         for path in validate:
-            if not Path(path).is_file():
+            if not Path(path).exists():  # a file, or a folder (a ROS 2 bag, a mapping's files)
                 raise RobidInputError(f"{path}: validation file not found")
             progress.report(f"report: predicting validation data {path}")
             runs.append(held_out_run(robot, record, path, mapping=mapping, policy=policy))

@@ -126,6 +126,12 @@ MAPPING = mapping(
     Field("allow_saturated", "list|string", "Torque or current channels allowed to sit at a limit.",
           items=Field("", "string", ""), default=[]),
     Field("design", "string", "A published design (.mat) the record executes once, relative to the mapping file."),
+    Field("topic", "string", "ROS 2 bags only: the sensor_msgs/JointState topic to read (default: the bag's only "
+          "JointState topic). With topic or joint_names, time and positions may be omitted: the bag's header "
+          "stamps, positions, velocities and efforts (columns t, q1.., qd1.., effort1..) are the defaults "
+          "(docs/mapping-file.md, \"ROS 2 bags\")."),
+    Field("joint_names", "mapping", "ROS 2 bags only: bag joint name -> robot joint name, for names that do not "
+          "match the robot's.", values=Field("", "string", "")),
 )
 
 SCHEMA = FileSchema("mapping", "robid measurement mapping", MAPPING, "docs/mapping-file.md",

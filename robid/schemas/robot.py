@@ -7,7 +7,8 @@ from robid.schemas.fields import Field, FileSchema, Says, mapping, quantity, vec
 
 LIMITS = mapping(
     "limits", "Joint limits, all optional; used by excitation design (a SPEC's own limits win) and checks. With "
-    "urdf: each limit given replaces the URDF's <limit>, the others are kept.",
+    "urdf or mjcf: each limit given replaces the file's (URDF <limit>, MJCF range and force ranges), the others are "
+    "kept.",
     Field("position", "list", "[min, max] of q, min < max.", unit="rad (m)", length=2,
           items=Field("", "quantity", "", unit="rad (m)")),
     quantity("velocity", "Largest |qd|, > 0.", "rad/s (m/s)"),
@@ -20,8 +21,8 @@ LIMITS = mapping(
 
 LINK = mapping(
     "link", "The body moved by this joint, in its body frame i (the frame after the joint, docs/model.md). With "
-    "urdf: each field given replaces the URDF's value (body frame i: the joint's child link frame, with the links "
-    "on fixed joints merged), the others are kept.",
+    "urdf or mjcf: each field given replaces the file's value (body frame i: the joint's child link frame, MJCF: the "
+    "joint's body frame, with the links on fixed joints (bodies without joints) merged), the others are kept.",
     quantity("mass", "Mass, >= 0.", "kg", default=0.0),
     vector3("com", "Centre of mass.", "m", frame="body frame i", default=[0.0, 0.0, 0.0]),
     Field("inertia", "list",
@@ -75,7 +76,8 @@ RIPPLE = mapping(
 
 FRICTION = mapping(
     "friction", "Nominal drive-side friction in joint units (docs/model.md, \"Joint friction\"); the fields "
-    "allowed depend on model. With urdf: replaces the URDF's <dynamics damping friction> as a whole.",
+    "allowed depend on model. With urdf or mjcf: replaces the file's friction (URDF <dynamics damping friction>, "
+    "MJCF damping and frictionloss) as a whole.",
     Field("model", "string", "Friction law.", enum=("linear", "stribeck", "sigmoid"), default="linear"),
     quantity("viscous", "fv, >= 0.", "N m s/rad", default=0.0),
     quantity("coulomb", "fc, >= 0 (not with the sigmoid model).", "N m", default=0.0,
@@ -132,17 +134,19 @@ COMPENSATOR = mapping(
 )
 
 JOINT = mapping(
-    "", "One joint, base to tip, with the body it moves; with urdf, the additions to one joint of the URDF.",
+    "", "One joint, base to tip, with the body it moves; with urdf or mjcf, the additions to one joint of that file.",
     Field("name", "string", "Identifier (letters, digits, _), unique; names the parameters (m_A1, fv_A1, ...). "
-          "With urdf: the URDF joint's name with every other character replaced by _ (joint-3: joint_3).",
+          "With urdf or mjcf: the joint's name in that file with every other character replaced by _ (joint-3: "
+          "joint_3; MJCF: every character but ASCII letters, digits and _; an unnamed MJCF joint takes its body's "
+          "name).",
           required=True),
-    Field("type", "string", "Joint type. Not with urdf.", enum=("revolute", "prismatic"), default="revolute"),
-    quantity("a", "DH a_i (mdh: a_{i-1}). Not with urdf.", "m", default=0.0),
-    quantity("alpha", "DH alpha_i (mdh: alpha_{i-1}). Not with urdf.", "rad", default=0.0),
-    quantity("d", "DH d_i (prismatic: the constant part of d). Not with urdf.", "m", default=0.0),
-    quantity("offset", "Revolute only: constant part of theta, theta = q + offset. Not with urdf.", "rad",
+    Field("type", "string", "Joint type. Not with urdf or mjcf.", enum=("revolute", "prismatic"), default="revolute"),
+    quantity("a", "DH a_i (mdh: a_{i-1}). Not with urdf or mjcf.", "m", default=0.0),
+    quantity("alpha", "DH alpha_i (mdh: alpha_{i-1}). Not with urdf or mjcf.", "rad", default=0.0),
+    quantity("d", "DH d_i (prismatic: the constant part of d). Not with urdf or mjcf.", "m", default=0.0),
+    quantity("offset", "Revolute only: constant part of theta, theta = q + offset. Not with urdf or mjcf.", "rad",
              default=0.0),
-    quantity("theta", "Prismatic only: constant theta. Not with urdf.", "rad", default=0.0),
+    quantity("theta", "Prismatic only: constant theta. Not with urdf or mjcf.", "rad", default=0.0),
     LIMITS,
     LINK,
     DRIVE,
@@ -166,19 +170,24 @@ ROBOT = mapping(
     Field("robid", "integer", "Schema version.", enum=(1,), required=True),
     Field("name", "string", "Robot name (free text).", default=Says("the file name")),
     Field("description", "string", "Free text, ignored."),
-    vector3("gravity", "Gravity acceleration. With urdf: replaces the URDF's ([0, 0, -9.81], rotated by the fixed "
-            "joint from a link named world when there is one; the base frame is the URDF's base link).", "m/s^2",
+    vector3("gravity", "Gravity acceleration. With urdf or mjcf: replaces the file's (MJCF: <option gravity> in the "
+            "frame of the body the chain hangs from; URDF: [0, 0, -9.81], rotated by the fixed joint from a "
+            "link named world when there is one; the base frame is the URDF's base link).", "m/s^2",
             frame="base frame of the chain", default=[0.0, 0.0, -9.81]),
-    Field("kinematics", "string", "dh: standard Denavit-Hartenberg; mdh: modified (Craig). Not with urdf.",
+    Field("kinematics", "string", "dh: standard Denavit-Hartenberg; mdh: modified (Craig). Not with urdf or mjcf.",
           enum=("dh", "mdh"), default="dh"),
     Field("urdf", "string", "A URDF file (path relative to this file's folder) that gives the kinematics, the link "
           "inertias, the limits and the <dynamics> friction; joints then adds to its joints by name "
           "(docs/robot-file.md, \"Starting from a URDF\"). Meshes are not read."),
-    Field("joints", "list", "The joints, base to tip. With urdf: optional, entries in any order, each naming a "
-          "movable joint of the URDF once.", items=JOINT, min_items=1,
-          default=Says("required without urdf")),
+    Field("mjcf", "string", "An MJCF file (MuJoCo; path relative to this file's folder) that gives the kinematics, "
+          "the link inertias, armature (rotor inertia), damping and frictionloss (friction), ranges and force ranges "
+          "(limits) and gravity; joints then adds to its joints by name, as with urdf (docs/robot-file.md, "
+          "\"Starting from a URDF\"). Meshes are not needed."),
+    Field("joints", "list", "The joints, base to tip. With urdf or mjcf: optional, entries in any order, each naming "
+          "a movable joint of that file once.", items=JOINT, min_items=1,
+          default=Says("required without urdf or mjcf")),
 )
 
 SCHEMA = FileSchema("robot", "robid robot file", ROBOT, "docs/robot-file.md",
-                    "Robot description for robid: DH or modified DH kinematics or a URDF file, inertia, drives, "
-                    "friction, elasticity, compensators (docs/robot-file.md).")
+                    "Robot description for robid: DH or modified DH kinematics, a URDF or an MJCF file, inertia, "
+                    "drives, friction, elasticity, compensators (docs/robot-file.md).")

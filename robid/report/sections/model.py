@@ -56,7 +56,8 @@ class ModelSection(Section):
         return {
             "name": robot.name,
             "source": model.source or "(in memory)",
-            "kinematics": {"dh": "standard DH", "mdh": "modified DH (Craig)", "urdf": "URDF"}.get(
+            "kinematics": {"dh": "standard DH", "mdh": "modified DH (Craig)", "urdf": "URDF",
+                           "mjcf": "MJCF (MuJoCo)"}.get(
                 model.kinematics, model.kinematics
             ),
             "gravity": ", ".join(num(g) for g in model.gravity),
