@@ -96,7 +96,7 @@ def _set_joint(element: ET.Element, joint: Joint) -> None:
     reflected = joint.drive.reflected_inertia if joint.drive is not None else 0.0
     element.set("armature", _num(reflected))
     element.set("damping", _num(joint.friction.viscous))
-    element.set("frictionloss", _num(joint.friction.coulomb))
+    element.set("frictionloss", _num(joint.friction.coulomb_level))
 
 
 def not_in_mjcf(model: RobotModel, names, values) -> list[str]:
@@ -107,7 +107,11 @@ def not_in_mjcf(model: RobotModel, names, values) -> list[str]:
     nonlinear = [j.name for j in model.joints if not j.friction.is_linear]
     if nonlinear:
         lines.append(f"Friction beyond fv qd + fc sign(qd) (Stribeck, sigmoid, ripple) of {', '.join(nonlinear)}: "
-                     "only its viscous and Coulomb parts are written.")
+                     "only its viscous part and its Coulomb level at speed are written (frictionloss: fc; a sigmoid "
+                     "model's half rise, sum phi1 / 2); the whole friction blocks:")
+        from robid.export.robot_file_writer import friction_block
+
+        lines += [f"  {j.name}: {friction_block(j.friction)}" for j in model.joints if not j.friction.is_linear]
     coupled = [j.name for j in model.joints if j.drive is not None and j.drive.coupling is not None]
     if coupled:
         lines.append(f"Coupled drives of {', '.join(coupled)}: MJCF armature is per joint; the coupling terms are "

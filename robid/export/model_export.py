@@ -35,6 +35,20 @@ class ModelExport:
     header: tuple[str, ...]
 
 
+def _pinned(record: IdentificationRecord) -> np.ndarray:
+    """The record's covariance with a base parameter an adopted friction model replaced (a sigmoid joint's fc_J:
+    value 0, no variance) given a variance a millionth of its joint's friction scale: the export keeps it at 0
+    and the covariance stays positive definite."""
+    cov = np.array(record.covariance_matrix, dtype=float)
+    values = np.abs(record.values)
+    scale = max(float(np.max(values)), 1e-300)
+    for k, p in enumerate(record.base_parameters):
+        if p.std is None and cov[k, k] == 0.0:
+            cov[k, :] = cov[:, k] = 0.0
+            cov[k, k] = (1e-6 * scale) ** 2
+    return cov
+
+
 def _fit_lines(record: IdentificationRecord) -> list[str]:
     out = []
     for label, fit in [("identification", record.metrics)] + [(run.label, run.fit) for run in record.validation_data]:
@@ -110,7 +124,7 @@ def export_model(
     names = robot.parameter_names
     standard = exported_standard_set(
         record.values, base.grouping, names, robot.parameters, base_names=record.names,
-        covariance=record.covariance_matrix, consistent_by_construction=record.method.startswith("consistent"),
+        covariance=_pinned(record), consistent_by_construction=record.method.startswith("consistent"),
     )
     model = with_friction_models(identified_model(robot.model, names, standard.values), record.friction_models)
     lines = header_lines(record, standard, source)
@@ -166,7 +180,7 @@ def _render(fmt, record, robot, model, standard, lines, base_indices, prefix) ->
 
         extra = _not_in_urdf(model, standard)
         text_header = "\n".join(lines + extra + [
-            "Friction: <dynamics damping = viscous fv, friction = Coulomb fc>; reflected rotor inertia "
+            "Friction: <dynamics damping = viscous fv, friction = Coulomb fc (a sigmoid model: its half rise)>; reflected rotor inertia "
             "Ia = rotor_inertia * gear_ratio^2 in each <transmission> (drake:rotor_inertia, drake:gear_ratio)."
         ])
         urdf = source_urdf(robot)

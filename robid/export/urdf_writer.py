@@ -117,7 +117,7 @@ def unbounded_limits(model: RobotModel) -> list[str]:
 
 
 def _dynamics(parent: ET.Element, joint: Joint) -> None:
-    ET.SubElement(parent, "dynamics", damping=_num(joint.friction.viscous), friction=_num(joint.friction.coulomb))
+    ET.SubElement(parent, "dynamics", damping=_num(joint.friction.viscous), friction=_num(joint.friction.coulomb_level))
 
 
 def gravity_mount(gravity) -> np.ndarray | None:

@@ -173,6 +173,15 @@ class Friction:
         """True for fv qd + fc sign(qd) + f0 alone (no Stribeck, sigmoid or ripple term)."""
         return self.model == "linear" and self.ripple is None
 
+    @property
+    def coulomb_level(self) -> float:
+        """The Coulomb-like level the law reaches at speed, for formats that hold fc sign(qd) only (MJCF's
+        frictionloss, URDF's friction): fc for the linear and Stribeck models, half the total rise of the sigmoids
+        (sum phi1_i / 2, their torque going from -sum/2 to +sum/2 about the offset) for the sigmoid model."""
+        if self.model == "sigmoid":
+            return 0.5 * sum(s.amplitude for s in self.sigmoids)
+        return self.coulomb
+
     def torque(self, qd: np.ndarray, q: np.ndarray | None = None, sign: np.ndarray | None = None) -> np.ndarray:
         """tau_f at the velocities ``qd`` (positions ``q`` for the ripple), with ``sign`` in place of sign(qd)
         when given (the virtual robot's tanh(qd/eps), identification's expected sign)."""
