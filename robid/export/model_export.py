@@ -180,8 +180,9 @@ def _render(fmt, record, robot, model, standard, lines, base_indices, prefix) ->
 
         extra = _not_in_urdf(model, standard)
         text_header = "\n".join(lines + extra + [
-            "Friction: <dynamics damping = viscous fv, friction = Coulomb fc (a sigmoid model: its half rise)>; reflected rotor inertia "
-            "Ia = rotor_inertia * gear_ratio^2 in each <transmission> (drake:rotor_inertia, drake:gear_ratio)."
+            "Friction: <dynamics damping = viscous fv, friction = Coulomb fc (a sigmoid model: its half rise)>; "
+            "reflected rotor inertia Ia = rotor_inertia * gear_ratio^2 in each <transmission> (drake:rotor_inertia, "
+            "drake:gear_ratio)."
         ])
         urdf = source_urdf(robot)
         if urdf is not None:
