@@ -3,7 +3,8 @@ models (interfaces.md section 4: with no options ``robid identify`` takes the be
 data allow, and says what it chose). Each choice is one line for the record's ``choices`` and the command line.
 
 * **Layout.** A robot whose file declares springs (``elasticity`` blocks) is identified in the elastic layout
-  (terms ``stiffness`` and ``damping``: link rows and motor rows, docs/elastic.md section 3) when every
+  (terms ``stiffness`` and ``damping``, and ``link_viscous`` where the file gives one: link rows and motor rows,
+  docs/elastic.md section 3) when every
   identification file measures the motor positions (``theta1..``, or a mapping's ``motor_positions``); without
   them the rigid layout is all the data allow, and the line names the springs left out. Terms given by the caller
   (``--terms``, a campaign's ``terms``, ``load_robot(..., terms=...)``) are kept as given.
@@ -49,12 +50,17 @@ def chosen_layout(robot: Robot, files, options) -> tuple[Robot, str | None]:
         return robot, (f"layout: rigid -- the robot file declares springs on {springs}, but {missing[0]} has no "
                        "motor positions (theta1.., or a mapping's motor_positions): stiffness and damping left out; "
                        "measure the motor encoders too, or give --terms")
-    return _elastic(robot), (f"layout: elastic (springs declared on {springs}, motor positions measured): link and "
-                             "motor rows with stiffness and damping")
+    elastic = _elastic(robot)
+    extra = ", link viscous friction" if "link_viscous" in elastic.terms else ""
+    return elastic, (f"layout: elastic (springs declared on {springs}, motor positions measured): link and motor "
+                     f"rows with stiffness, damping{extra}")
 
 
 def _elastic(robot: Robot) -> Robot:
-    return Robot(robot.model, tuple(robot.terms) + ELASTIC_LAYOUT_TERMS)
+    """The robot in the elastic layout: its terms with stiffness and damping, and link_viscous where the robot
+    file gives a link-side viscous friction (a term the file declares is one the model must carry)."""
+    link = any(j.elasticity is not None and j.elasticity.link_viscous for j in robot.model.joints)
+    return Robot(robot.model, tuple(robot.terms) + ELASTIC_LAYOUT_TERMS + (("link_viscous",) if link else ()))
 
 
 def _groups(source, options) -> frozenset[str]:
