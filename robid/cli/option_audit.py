@@ -67,16 +67,13 @@ def recorded():
     """Copies everything written to stdout and stderr into a buffer (yielded), passing it through."""
     buffer = io.StringIO()
 
-    class Tee(io.TextIOBase):
+    class Tee:  # not an io base class: isatty, fileno, encoding, ... are the stream's own (progress bars ask)
         def __init__(self, stream):
             self.stream = stream
 
         def write(self, text):
             buffer.write(text)
             return self.stream.write(text)
-
-        def flush(self):
-            self.stream.flush()
 
         def __getattr__(self, name):
             return getattr(self.stream, name)
