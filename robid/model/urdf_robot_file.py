@@ -41,6 +41,9 @@ def robot_from_urdf_file(data: dict, where: str, folder: Path) -> RobotModel:
     for key in DH_TOP_FIELDS:
         if key in data:
             raise RobidInputError(f"{where}: {key}: not with urdf (the URDF gives the kinematics); remove one of them")
+    if "loops" in data:
+        raise RobidInputError(f"{where}: loops: not with urdf (robid reads a URDF as a serial chain); write the closed "
+                              "chain as a DH robot file (docs/robot-file.md, \"Closed chains\")")
     urdf = _urdf_path(data["urdf"], f"{where}: urdf", folder)
     base = read_robot_urdf(urdf)
     entries = data.get("joints")
