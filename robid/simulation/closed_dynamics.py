@@ -10,10 +10,10 @@ Khalil & Dombre 2002, section 10.3), not by the projection the identification mo
 
 (J's rows per loop: the gap's components in the loop's plane, a basis fixed in the loop's root body -- a planar
 loop closes two coordinates). qdd_a = A tau_a + b is affine in the active torques, so the active coordinates' mass
-matrix and bias are M_a = A^-1 and h_a = -M_a b: the interface of robid.simulation.rnea.RigidBodyDynamics, which the plant uses
-unchanged. The passive positions are solved at every state by Newton iterations on the closing points' gap, warm
-started from the last state (or followed from the zero pose, the robot file's assembly, in steps of 0.1 rad), and
-held to ``CLOSURE_TOLERANCE`` (1e-9 of the loop's size; the iterations go to 1e-13).
+matrix and bias are M_a = A^-1 and h_a = -M_a b: the interface of robid.simulation.rnea.RigidBodyDynamics, which
+the plant uses unchanged. The passive positions are solved at every state by Newton iterations on the closing
+points' gap, warm started from the last state (or followed from the zero pose, the robot file's assembly, in steps
+of 0.1 rad), and held to ``CLOSURE_TOLERANCE`` (1e-9 of the loop's size; the iterations go to 1e-13).
 """
 
 from __future__ import annotations
