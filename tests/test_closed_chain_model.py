@@ -262,3 +262,12 @@ def test_the_robot_file_docs_loops_example_loads(tmp_path):
     block = re.search(r"<!-- robot-file loops example: begin -->\n```yaml\n(.*?)```", text, re.S).group(1)
     model = robid.load_robot(_write(tmp_path, "loops.yaml", block)).model
     assert model.joint_names == ["A1", "A2"] and model.chain.relation == ((-1.0, 1.0), (1.0, -1.0))
+
+
+def test_closure_states_of_a_parallelogram_follow_its_relation():
+    closure = LoopClosure(robid.load_robot(PARALLELOGRAM).model)
+    q, qd, qdd = _states(2, 7, 2, spread=0.6)
+    s = closure.states(q, qd, qdd)
+    g = np.array([[-1.0, 1.0], [1.0, -1.0]])
+    assert np.allclose(s.qd[:, closure.passive], qd @ g.T) and np.allclose(s.qdd[:, closure.passive], qdd @ g.T)
+    assert np.abs(closure.residual(s.q)).max() < 1e-12

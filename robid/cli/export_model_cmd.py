@@ -9,7 +9,7 @@ from pathlib import Path
 
 from robid.errors import RobidInputError
 
-FORMATS = ("urdf", "yaml", "json", "python", "c")
+FORMATS = ("urdf", "yaml", "json", "python", "c", "mjcf")
 
 
 def register(subparsers) -> None:

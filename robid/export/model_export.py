@@ -22,7 +22,7 @@ from robid.export.standard_set import ExportedStandardSet, exported_standard_set
 from robid.record import IdentificationRecord
 from robid.robot import Robot
 
-FORMATS = ("urdf", "yaml", "json", "python", "c")
+FORMATS = ("urdf", "yaml", "json", "python", "c", "mjcf")
 
 
 @dataclass(frozen=True)
@@ -149,12 +149,20 @@ def _render(fmt, record, robot, model, standard, lines, base_indices, prefix) ->
             "Friction: <dynamics damping = viscous fv, friction = Coulomb fc>; reflected rotor inertia "
             "Ia = rotor_inertia * gear_ratio^2 in each <transmission> (drake:rotor_inertia, drake:gear_ratio)."
         ])
+        if model.chain is not None:  # a closed chain: its tree, the loops in the header
+            from robid.export.urdf_tree import urdf_from_tree
+
+            return urdf_from_tree(model, text_header)
         urdf = source_urdf(robot)
         if urdf is not None:
             from robid.io.files import read_text
 
             return urdf_copy_with_model(read_text(urdf), model, text_header, str(urdf))
         return urdf_from_model(model, text_header)
+    if fmt == "mjcf":
+        from robid.export.mjcf_writer import mjcf_from_model
+
+        return mjcf_from_model(model, "\n".join(lines + _not_in_urdf(model, standard)))
     if fmt == "yaml":
         from robid.export.robot_file_writer import robot_file_with_model
         from robid.io.files import read_yaml

@@ -248,7 +248,7 @@ class LoopClosure:
         w[:, self.active, np.arange(na)] = 1.0
         if self.relation is not None:
             w[:, self.passive, :] = self.relation
-            return ChainStates(q, w @ qd_a[:, :, None][..., 0], w @ qdd_a[:, :, None][..., 0], w)
+            return ChainStates(q, (w @ qd_a[:, :, None])[..., 0], (w @ qdd_a[:, :, None])[..., 0], w)
         jac = self.jacobian(q)[0]
         jp = jac[:, :, self.passive]
         w[:, self.passive, :] = -np.linalg.solve(jp, jac[:, :, self.active])

@@ -52,7 +52,8 @@ the regressor is the tree's projected through the loop-closure Jacobian.</p>
 <thead><tr><th>loop</th><th>kind</th><th>passive joints</th><th>closing pair</th><th>passive positions</th></tr></thead>
 <tbody>
 {% for l in loops %}
-<tr><td>{{ l.name }}</td><td>{{ l.kind }}</td><td>{{ l.passive }}</td><td>{{ l.close }}</td><td>{{ l.relation }}</td></tr>
+<tr><td>{{ l.name }}</td><td>{{ l.kind }}</td><td>{{ l.passive }}</td><td>{{ l.close }}</td>
+<td>{{ l.relation }}</td></tr>
 {% endfor %}
 </tbody></table></div>
 {{ loop_figure }}
