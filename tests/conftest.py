@@ -42,6 +42,7 @@ def shared():
 SLOWEST_FILES_FIRST = (
     "test_dynamics_oracles.py",
     "test_closed_chain_simulation.py",
+    "test_palletizer_campaign.py",
     "test_closed_loop_estimators.py",
     "test_ur10e_campaign.py",
     "test_campaign.py",
