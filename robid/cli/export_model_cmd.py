@@ -1,5 +1,5 @@
-"""``robid export-model RESULT.json --format urdf|yaml|json|python|c --out FILE [--robot ROBOT]``: the identified
-model as a URDF, a robot file, a JSON document or standalone feed-forward source (docs/export.md)."""
+"""``robid export-model RESULT.json --format urdf|yaml|json|python|c|mjcf --out FILE [--robot ROBOT]``: the identified
+model as a URDF, a robot file, a JSON document, MJCF or standalone feed-forward source (docs/export.md)."""
 
 from __future__ import annotations
 
