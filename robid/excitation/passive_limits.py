@@ -68,8 +68,8 @@ class PassiveJoints:
             g = self.relation
             return q @ g.T, qd @ g.T, qdd @ g.T, np.broadcast_to(g, (q.shape[0], *g.shape))
         c = self.closure
-        tree, ok = c.solve(q, strict=False)
-        s = c.states(np.where(ok[:, None], q, 0.0), qd, qdd)
+        tree, ok = c.solve(q, strict=False)  # warm started from the last grid (robid.model.closure)
+        s = c.states(np.where(ok[:, None], q, 0.0), qd, qdd, q_tree=np.where(ok[:, None], tree, 0.0))
         out = [x[:, c.passive] for x in (s.q, s.qd, s.qdd)] + [s.w[:, c.passive, :]]
         return tuple(np.where(ok.reshape((-1,) + (1,) * (x.ndim - 1)), x, np.nan) for x in out)
 

@@ -82,6 +82,7 @@ class LoopClosure:
         self._branch = np.sign(np.linalg.det(self.jacobian(np.zeros((1, len(self.tree))))[0][:, :, self.passive]))
         relation = model.chain.relation
         self.relation = None if relation is None else np.array(relation, dtype=float)
+        self._last: dict[tuple[int, int], np.ndarray] = {}  # the last solution by shape: the next solve's start
 
     # ---- geometry ------------------------------------------------------------------------------------------
     def _geometry(self, loop, index) -> _LoopGeometry:
@@ -164,10 +165,15 @@ class LoopClosure:
         return out
 
     # ---- solving -------------------------------------------------------------------------------------------
-    def solve(self, q_active: np.ndarray, strict: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    def solve(self, q_active: np.ndarray, strict: bool = True, start: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
         """Tree positions (N, n_tree) for active positions (N, n_active), and a mask of the samples that closed.
 
-        ``strict`` raises a RobidInputError naming the first sample that cannot close."""
+        ``strict`` raises a RobidInputError naming the first sample that cannot close. ``start`` (N, n_tree): closed
+        tree positions near the requested ones; by default the last solution of as many samples (the optimiser and
+        the integrator ask for nearby states again and again). Samples within 0.1 rad (m) of their start are
+        followed in one predictor-corrector step, the others (and those it does not close) from the zero pose; a
+        start never decides the result, the closure and branch checks do."""
         q_active = np.atleast_2d(np.asarray(q_active, dtype=float))
         n = q_active.shape[0]
         q = np.zeros((n, len(self.tree)))
@@ -175,15 +181,33 @@ class LoopClosure:
             q[:, self.active] = q_active
             q[:, self.passive] = q_active @ self.relation.T
             return q, np.ones(n, dtype=bool)
-        steps = max(1, math.ceil(float(np.abs(q_active).max(initial=0.0)) / _STEP))
-        ok = np.ones(n, dtype=bool)
-        for s in np.linspace(0.0, 1.0, steps + 1)[1:]:
-            self._predict(q, s * q_active)
-            ok &= self._newton(q)
-        ok &= self._closed(q)
+        ok = np.zeros(n, dtype=bool)
+        start = self._last.get(q.shape) if start is None else start
+        if start is not None and start.shape == q.shape:
+            near = np.isfinite(start).all(axis=1) & (np.abs(q_active - start[:, self.active]).max(axis=1) < _STEP)
+            if near.any():
+                q[near] = start[near]
+                self._predict(q, q_active)
+                ok = near & self._newton(q) & self._closed(q)
+        rest = ~ok
+        if rest.any():
+            q[rest] = self._followed(q_active[rest])
+            ok[rest] = self._closed(q[rest])
+        self._last[q.shape] = np.where(ok[:, None], q, np.nan)
         if strict and not ok.all():
             self._cannot_close(q_active, ok)
         return q, ok
+
+    def _followed(self, q_active: np.ndarray) -> np.ndarray:
+        """Tree positions followed from the zero pose in steps of at most _STEP (module docstring)."""
+        q = np.zeros((q_active.shape[0], len(self.tree)))
+        steps = max(1, math.ceil(float(np.abs(q_active).max(initial=0.0)) / _STEP))
+        ok = np.ones(q_active.shape[0], dtype=bool)
+        for s in np.linspace(0.0, 1.0, steps + 1)[1:]:
+            self._predict(q, s * q_active)
+            ok &= self._newton(q)
+        q[~ok] = np.nan  # lost on the way (branch or rank): not closed, whatever Newton reaches later
+        return q
 
     def _predict(self, q: np.ndarray, target: np.ndarray) -> None:
         """Move the active positions of q to ``target`` and the passive ones along the tangent G (in place): the
@@ -217,9 +241,11 @@ class LoopClosure:
 
     def _closed(self, q: np.ndarray) -> np.ndarray:
         scale = np.repeat([geo.size for geo in self.loops], 2)
+        finite = np.isfinite(q).all(axis=1)
+        q = np.where(finite[:, None], q, 0.0)
         jp = self.jacobian(q)[0][:, :, self.passive]
         same_branch = np.sign(np.linalg.det(jp)) == self._branch
-        return (np.abs(self.residual(q) / scale).max(axis=1) < CLOSURE_TOLERANCE) & same_branch
+        return (np.abs(self.residual(q) / scale).max(axis=1) < CLOSURE_TOLERANCE) & same_branch & finite
 
     def _cannot_close(self, q_active: np.ndarray, ok: np.ndarray) -> None:
         k = int(np.flatnonzero(~ok)[0])
@@ -239,11 +265,12 @@ class LoopClosure:
                 ok &= (q[:, j] >= limits[0]) & (q[:, j] <= limits[1])
         return ok
 
-    def states(self, q_active, qd_active, qdd_active) -> ChainStates:
-        """Every tree joint's position, velocity and acceleration, and W (module docstring)."""
+    def states(self, q_active, qd_active, qdd_active, q_tree: np.ndarray | None = None) -> ChainStates:
+        """Every tree joint's position, velocity and acceleration, and W (module docstring); ``q_tree``: the tree
+        positions when already solved (:meth:`solve`)."""
         q_a, qd_a, qdd_a = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q_active, qd_active, qdd_active))
         n, na = q_a.shape[0], len(self.active)
-        q, _ = self.solve(q_a)
+        q = self.solve(q_a)[0] if q_tree is None else np.asarray(q_tree, dtype=float)
         w = np.zeros((n, len(self.tree), na))
         w[:, self.active, np.arange(na)] = 1.0
         if self.relation is not None:
