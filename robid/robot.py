@@ -82,6 +82,12 @@ class Robot:
             sha = meta.get("files", {}).get("model.py", "")
             self._module = load_module_cached(path / "model.py", f"robid_gen_{meta['key']}", sha)
             self._meta = meta
+            if meta.get("closed_chain", {}).get("projection") == "numeric":  # loops solved numerically
+                from robid.dynamics.closed_chain import ClosedChainModule
+                from robid.model.closure import LoopClosure
+
+                self._module = ClosedChainModule(self._module, LoopClosure(self.model))
+                return self._module
             from robid.dynamics.compiled import load_c_backend
 
             self._c = load_c_backend(

@@ -43,6 +43,8 @@ def shared():
 # 2026-11-27 (the slowest steps of .ci/run's --durations output); the rest keep their alphabetical order.
 SLOWEST_FILES_FIRST = (
     "test_dynamics_oracles.py",
+    "test_closed_chain_simulation.py",
+    "test_palletizer_campaign.py",
     "test_closed_loop_estimators.py",
     "test_ur10e_campaign.py",
     "test_campaign.py",

@@ -144,12 +144,16 @@ def _definition_paths(kind: str) -> set[str]:
 
 # -------------------------------------------------------------------- (1) readers and definitions agree
 def test_the_full_robot_example_uses_every_field_of_the_definition():
-    """The DH example uses every field but urdf and mjcf (they exclude each other); the URDF example adds urdf
-    (an mjcf file takes the same joint entries: tests/test_mjcf_robot_file.py)."""
+    """The DH example uses every field but urdf and mjcf (they exclude each other; an mjcf file takes the same joint
+    entries: tests/test_mjcf_robot_file.py) and the closed chains' (the loops example has them); the URDF example adds
+    urdf."""
     example = yaml.safe_load(_example_text())
     urdf_example = yaml.safe_load(_example_text("urdf "))
     spring = {"joints[].compensator." + k for k in ("type", "base_point", "link_point", "stiffness", "free_length")}
-    assert _definition_paths("robot") == _paths(example) | spring | {"urdf", "mjcf"}
+    loops = _paths(yaml.safe_load(_example_text("loops "))) - _paths(example)  # the closed-chain example's fields
+    assert loops == {"joints[].parent", "loops", "loops[].name", "loops[].kind", "loops[].passive", "loops[].close",
+                     "loops[].close[].body", "loops[].close[].xyz"}
+    assert _definition_paths("robot") == _paths(example) | spring | {"urdf", "mjcf"} | loops
     assert _paths(urdf_example) - _paths(example) == {"urdf"}
     assert "free_length" in ROBOT_DOC.read_text() and "type: spring" in ROBOT_DOC.read_text()
 

@@ -85,19 +85,24 @@ def run(args) -> int:
         for name, c in operations.items():
             calls = f", {c.calls} calls" if c.calls else ""
             print(f"  {name:{width}s}  {c.mul:5d} + {c.add:5d} = {c.total:5d}{calls}")
-        if "inverse_dynamics_folded" not in operations:
+        if "inverse_dynamics_folded" not in operations and robot.model.chain is not None:
+            print("  (a general planar loop: these are the tree's programs, projected numerically after the loop "
+                  "closure; no folded inverse dynamics)")
+        elif "inverse_dynamics_folded" not in operations:
             print("  (no folded inverse dynamics for the elastic layout: its joint torques need the motor states)")
     return 0
 
 
 def _operations(robot) -> dict:
     """Counts of the four generated programs and of the inverse dynamics with the nominal parameters folded in
-    its base-parameter form (robid.symbolic.operations); the folded one is left out for the elastic layout."""
+    its base-parameter form (robid.symbolic.operations); the folded one is left out for the elastic layout and for
+    a general planar loop (closed numerically: its generated programs are the tree's, docs/model.md)."""
     from robid.symbolic.derive import base_equivalent_values
     from robid.symbolic.operations import customised_operations, generated_operations
 
     out = generated_operations(robot.meta["operation_counts"])
-    if not robot.motor_joints:
+    numeric_loops = robot.model.chain is not None and robot.model.chain.relation is None
+    if not robot.motor_joints and not numeric_loops:
         base = robot.base_parameters()
         values = base_equivalent_values(len(robot.parameter_names), base.indices, base.values(robot.parameters))
         out["inverse_dynamics_folded"] = customised_operations(robot.model, robot.terms, values)

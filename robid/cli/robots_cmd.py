@@ -19,6 +19,8 @@ def run(args) -> int:
             extras.append("elastic joints")
         if any(j.compensator for j in model.joints):
             extras.append("gravity compensator")
+        if model.is_closed:
+            extras.append(f"closed chain ({len(model.chain.loops)} loop, {len(model.chain.passive)} passive joints)")
         kinds = "".join("R" if j.revolute else "P" for j in model.joints)
         suffix = f", {', '.join(extras)}" if extras else ""
         print(f"{name:22s} {model.dof} axes ({kinds}), {model.kinematics}{suffix}")

@@ -281,6 +281,15 @@ def _torque_items(traj, limits, torque_fn, t) -> list[LimitCheck]:
     return items
 
 
+def _passive_joints(model):
+    """A closed chain's passive joints with limits (robid.excitation.passive_limits), else None."""
+    if model is None or getattr(model, "chain", None) is None:
+        return None
+    from robid.excitation.passive_limits import PassiveJoints
+
+    return PassiveJoints.from_model(model)
+
+
 def check_trajectory(
     traj: FourierTrajectory,
     limits: JointLimitSet,
@@ -291,17 +300,20 @@ def check_trajectory(
     max_points: int = 1 << 19,
     torque_points: int = 4096,
 ) -> CheckReport:
-    """Verify every limit for all time (the trajectory is T-periodic, one period covers it).
+    """Verify every limit for all time (the trajectory is T-periodic, one period covers it); with a closed chain's
+    ``model``, its passive joints' limits too (robid.excitation.passive_limits).
 
     The grid doubles until each kinematic and Cartesian limit is certified or definitely violated.
     """
     if cartesian and model is None:
         raise ValueError("Cartesian limits need the robot model")
     n = max(initial_points, 64 * traj.harmonics)
+    passive = _passive_joints(model)
     while True:
         t = np.arange(n) * (traj.period / n)
         h = traj.period / n
         items = _joint_items(traj, limits, t, h) + _cartesian_items(traj, cartesian, model, limits, t, h)
+        items += passive.items(traj, t, h) if passive is not None else []
         undecided = [i for i in items if i.slack < 0.0 <= i.sampled_slack]
         if not undecided or 2 * n > max_points:
             break

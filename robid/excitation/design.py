@@ -27,6 +27,7 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
         torque_fn = getattr(robot, "inverse_dynamics", None)
         if torque_fn is None:
             raise RobidInputError(f"{spec.source}: limits.torque: this robot has no nominal inverse dynamics")
+    _check_center_closes(model, center, spec.source)
     base = robot.base_parameters()
     problem = DesignProblem(
         period=spec.period,
@@ -78,8 +79,36 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": platform.platform(),
     }
-    tf = TrajectoryFile(result.trajectory, limits, spec.margin, tuple(c.description for c in cartesian), design)
+    tf = TrajectoryFile(result.trajectory, limits, spec.margin, tuple(c.description for c in cartesian), design,
+                        passive_block(model))
     return result, tf
+
+
+def passive_block(model) -> dict:
+    """The trajectory file's ``passive`` block of a chain of parallelograms (robid.excitation.trajectory_file)."""
+    from robid.excitation.passive_limits import PassiveJoints
+
+    passive = PassiveJoints.from_model(model)
+    if passive is None or passive.relation is None:
+        return {}
+    return {"names": list(passive.names), "relation": passive.relation.tolist(), "limits": passive.limits.to_dict()}
+
+
+def _check_center_closes(model, center: np.ndarray, source: str) -> None:
+    """A closed chain's centre must assemble the loops with every passive joint within its limits."""
+    from robid.excitation.passive_limits import PassiveJoints
+
+    passive = PassiveJoints.from_model(model)
+    if passive is None:
+        return
+    zero = np.zeros((1, len(center)))
+    position = passive.motion(center[None, :], zero, zero)[0][0]
+    for name, value, (lo, hi) in zip(passive.names, position, passive.limits.position, strict=True):
+        if not lo <= value <= hi:
+            raise RobidInputError(
+                f"{source}: center: the passive joint {name} is at {value:.6g} there, outside its limits [{lo:.6g}, "
+                f"{hi:.6g}] (robot file); choose a centre where the loops close within them"
+            )
 
 
 def _min_slack_fraction(result: DesignResult) -> float:

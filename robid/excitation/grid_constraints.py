@@ -54,8 +54,10 @@ class GridConstraints:
         model: RobotModel | None = None,
         torque_fn: TorqueFunction | None = None,
         softness: float = 1e-3,
+        passive=None,
     ):
         self.limits = limits
+        self.passive = passive  # robid.excitation.passive_limits.PassiveJoints of a closed chain, margin applied
         self.softness = softness
         self.period = period
         self.harmonics = harmonics
@@ -105,6 +107,8 @@ class GridConstraints:
         n += sum(len(c.offsets) for c in self.cartesian) * g
         if self.torque_fn is not None:
             n += 2 * int(np.sum(np.isfinite(self.limits.torque))) * g
+        if self.passive is not None:
+            n += self._passive(np.zeros((self.dof, 2 * self.harmonics)), jacobian=False)[0].shape[0]
         return n
 
     # ---- joint limits ----------------------------------------------------------------------------------------
@@ -182,7 +186,7 @@ class GridConstraints:
             g, jac = self._joint_rows(x_all, windows, null)
             gs.append(g)
             js.append(jac)
-        for rows in (self._cartesian, self._torque):
+        for rows in (self._cartesian, self._torque, self._passive):
             part = rows(x_all)
             if part is None:
                 continue
@@ -200,7 +204,7 @@ class GridConstraints:
         """Every row of :meth:`evaluate` without the Jacobian (what feasibility tests need)."""
         x_all = np.asarray(x_all, dtype=float).reshape(self.dof, 2 * self.harmonics)
         parts = [self._joint_values(x_all)[0].reshape(-1)] if self._blocks[0].size else []
-        for rows in (self._cartesian, self._torque):
+        for rows in (self._cartesian, self._torque, self._passive):
             part = rows(x_all, jacobian=False)
             if part is not None:
                 parts.append(part[0])
@@ -248,6 +252,14 @@ class GridConstraints:
                 if jacobian:
                     js.append(-sign * dtau[:, r].reshape(G, -1) / L)
         return np.concatenate(gs), (np.vstack(js) if jacobian else None)
+
+
+    def _passive(self, x_all, jacobian: bool = True):
+        """Rows of the passive joints' limits (robid.excitation.passive_limits), every sample."""
+        if self.passive is None:
+            return None
+        out = self.passive.rows(self.basis, x_all, self.center, self.h, self._bounds, jacobian)
+        return None if out is None else out[:2]
 
 
 def _soft_min(g: np.ndarray, windows: int, softness: float) -> tuple[np.ndarray, np.ndarray]:

@@ -181,6 +181,14 @@ class DesignResult:
     problem: DesignProblem = field(repr=False)
 
 
+def _passive_joints(p: DesignProblem):
+    """The closed chain's passive joints with limits, narrowed by the margin (None for a serial robot)."""
+    from robid.excitation.passive_limits import PassiveJoints
+
+    passive = PassiveJoints.from_model(p.model) if p.model is not None else None
+    return passive.with_margin(p.margin) if passive is not None else None
+
+
 class _Evaluator:
     """Objective and constraints in the reduced variables z (dof, r), with caching between calls."""
 
@@ -200,6 +208,7 @@ class _Evaluator:
             p.cartesian,
             p.model,
             p.torque_fn,
+            passive=_passive_joints(p),
         )
         self.floor = VelocityFloor(p.floor_speeds())
         self.t = criterion_grid(p.period, p.grid_points)

@@ -48,6 +48,9 @@ class TrajectoryFile:
     margin: float = 0.0
     cartesian: tuple[dict, ...] = ()
     design: dict = field(default_factory=dict)
+    #: a closed chain of parallelograms: the passive joints' ``names``, ``relation`` G (q_p = G q_a) and ``limits``
+    #: (JointLimitSet.to_dict), so that a program is checked against them at the controller's rate (empty: none)
+    passive: dict = field(default_factory=dict)
 
 
 def _clean(value):
@@ -86,6 +89,7 @@ def trajectory_to_dict(tf: TrajectoryFile) -> dict:
             "margin": tf.margin,
             "cartesian": list(tf.cartesian),
             "design": tf.design,
+            **({"passive": tf.passive} if tf.passive else {}),
         }
     )
 
@@ -126,7 +130,23 @@ def trajectory_from_dict(data: dict, where: str = "trajectory") -> TrajectoryFil
         float(data.get("margin") or 0.0),
         tuple(data.get("cartesian") or ()),
         dict(data.get("design") or {}),
+        _passive_block(data.get("passive"), dof, where),
     )
+
+
+def _passive_block(block, dof: int, where: str) -> dict:
+    """The ``passive`` block of a trajectory file (a closed chain's passive joints), checked."""
+    if not block:
+        return {}
+    try:
+        relation = np.asarray(block["relation"], dtype=float)
+        names = [str(n) for n in block["names"]]
+        JointLimitSet.from_dict(block.get("limits") or {}, len(names))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RobidInputError(f"{where}: passive: {exc}") from None
+    if relation.shape != (len(names), dof):
+        raise RobidInputError(f"{where}: passive.relation: expected {len(names)} x {dof}, got {relation.shape}")
+    return dict(block)
 
 
 def cartesian_from_dicts(items: tuple[dict, ...] | list[dict]) -> list[CartesianLimit]:

@@ -51,7 +51,11 @@ def identified_model(model: RobotModel, names, values) -> RobotModel:
     is not written twice.
     """
     table = {str(n): float(v) for n, v in zip(names, values, strict=True)}
-    return dataclasses.replace(model, joints=tuple(_joint(j, table) for j in model.joints))
+    out = dataclasses.replace(model, joints=tuple(_joint(j, table) for j in model.joints))
+    if model.chain is not None:  # a closed chain's passive bodies (robid.model.loops)
+        passive = tuple(_joint(j, table) for j in model.chain.passive)
+        out = dataclasses.replace(out, chain=dataclasses.replace(model.chain, passive=passive))
+    return out
 
 
 def _joint(joint: Joint, table: dict[str, float]) -> Joint:

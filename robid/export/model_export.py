@@ -172,6 +172,10 @@ def source_urdf(robot: Robot) -> Path | None:
 def _render(fmt, record, robot, model, standard, lines, base_indices, prefix) -> str:
     header = "\n".join(lines)
     if fmt == "mjcf":
+        if model.chain is not None:  # a closed chain: its tree, the loops as equality constraints
+            from robid.export.mjcf_tree_writer import mjcf_from_model as mjcf_tree
+
+            return mjcf_tree(model, "\n".join(lines + _not_in_urdf(model, standard)))
         from robid.export.mjcf_copy import mjcf_text
 
         return mjcf_text(robot.model, model, lines, standard.names, standard.values)
@@ -184,6 +188,10 @@ def _render(fmt, record, robot, model, standard, lines, base_indices, prefix) ->
             "reflected rotor inertia Ia = rotor_inertia * gear_ratio^2 in each <transmission> (drake:rotor_inertia, "
             "drake:gear_ratio)."
         ])
+        if model.chain is not None:  # a closed chain: its tree, the loops in the header
+            from robid.export.urdf_tree import urdf_from_tree
+
+            return urdf_from_tree(model, text_header)
         urdf = source_urdf(robot)
         if urdf is not None:
             from robid.io.files import read_text

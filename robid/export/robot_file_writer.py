@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from robid.errors import RobidInputError
+from robid.model.loops import tree_joints
 from robid.model.robot_model import Joint, RobotModel
 
 
@@ -84,7 +85,8 @@ def robot_file_with_model(data: Any, model: RobotModel, header: str = "", where:
         raise RobidInputError(f"{where}: not a robot file with a joints list")
     out = dict(data)
     joints = []
-    by_name = {j.name: j for j in model.joints}
+    by_name = {j.name: j for j in tree_joints(model)}  # a closed chain's passive joints too
+    passive = set(model.chain.passive_names) if model.chain is not None else set()
     entries = list(data.get("joints") or [])
     if from_urdf:  # a robot file on a URDF: every joint gets an entry (its link block overrides the URDF's)
         given = {jd.get("name") for jd in entries if isinstance(jd, dict)}
@@ -94,7 +96,7 @@ def robot_file_with_model(data: Any, model: RobotModel, header: str = "", where:
         if name not in by_name:
             raise RobidInputError(f"{where}: joints[{k}]: joint {name!r} is not in the identified model")
         entry = dict(jd)
-        updates = _joint_updates(by_name[name])
+        updates = _joint_updates(by_name[name]) if name not in passive else {"link": _link_block(by_name[name])}
         if isinstance(entry.get("link"), dict) and "inertia_check" in entry["link"]:
             updates["link"]["inertia_check"] = entry["link"]["inertia_check"]
         _merge(entry, updates)
@@ -116,5 +118,20 @@ def model_document(model: RobotModel, standard, header: dict[str, Any]) -> dict[
         "gravity": list(model.gravity),
         "standard_parameters": {n: float(v) for n, v in zip(standard.names, standard.values, strict=True)},
         "joints": [{"name": j.name, "type": j.type, **_joint_updates(j)} for j in model.joints],
+        **_closed_chain_block(model),
         "base_parameters": {n: float(v) for n, v in zip(standard.base_names, standard.base_target, strict=True)},
+    }
+
+
+def _closed_chain_block(model: RobotModel) -> dict[str, Any]:
+    """A closed chain's passive joints (their identified bodies), its loops and the parallelogram relation."""
+    chain = model.chain
+    if chain is None:
+        return {}
+    return {
+        "passive_joints": [{"name": j.name, "type": j.type, "link": _link_block(j)} for j in chain.passive],
+        "loops": [{"name": loop.name, "kind": loop.kind, "passive": list(loop.passive),
+                   "close": [{"body": e.body, "xyz": list(e.xyz)} for e in loop.close]} for loop in chain.loops],
+        "tree": {"order": list(chain.order), "parents": list(chain.parents)},
+        "relation": None if chain.relation is None else [list(r) for r in chain.relation],
     }

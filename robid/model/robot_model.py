@@ -330,13 +330,22 @@ class Joint:
 
 @dataclass(frozen=True)
 class RobotModel:
-    """A serial robot: joints from base to tip, gravity in the base frame, where it came from."""
+    """A robot: joints from base to tip, gravity in the base frame, where it came from.
+
+    A closed-chain robot (parallelogram arm, four-bar linkage) has ``chain`` (robid.model.loops.ClosedChain): then
+    ``joints`` are its active (driven) joints and ``chain`` holds the passive joints, the tree and the loops."""
 
     name: str
     joints: tuple[Joint, ...]
     gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)
     kinematics: str = "dh"  # dh | mdh | urdf
     source: str = ""
+    chain: object | None = None  # robid.model.loops.ClosedChain
+
+    @property
+    def is_closed(self) -> bool:
+        """True for a robot with loops (``chain``)."""
+        return self.chain is not None
 
     @property
     def dof(self) -> int:
@@ -366,7 +375,12 @@ class RobotModel:
         )
 
     def forward_kinematics(self, q: np.ndarray) -> list[np.ndarray]:
-        """Numeric 4x4 pose of every body frame in the base frame for one configuration q (dof,)."""
+        """Numeric 4x4 pose of every body frame in the base frame for one configuration q (dof,); of a closed
+        chain, the active joints' bodies (the loops closed by robid.model.closure)."""
+        if self.chain is not None:
+            from robid.model.closure import tree_poses
+
+            return tree_poses(self, np.asarray(q, dtype=float))
         poses = []
         t = np.eye(4)
         for joint, qi in zip(self.joints, np.asarray(q, dtype=float), strict=True):

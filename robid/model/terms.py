@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.model.loops import tree_joints
 from robid.model.robot_model import RobotModel
 
 TERM_ORDER = (
@@ -84,7 +85,7 @@ def nominal_values(model: RobotModel, terms: tuple[str, ...]) -> np.ndarray:
     values: list[float] = []
     for t in terms:
         if t == "rigid":
-            for joint in model.joints:
+            for joint in tree_joints(model):  # a closed chain's passive bodies too, in tree order
                 values += [float(v) for v in joint.link.standard_parameters()]
         elif t in ("rotor", "rotor_coupled"):
             values += [j.drive.reflected_inertia for j in model.joints if j.drive is not None]

@@ -52,6 +52,9 @@ def robot_from_urdf_file(data: dict, where: str, folder: Path) -> RobotModel:
         if key in data:
             raise RobidInputError(f"{where}: {key}: not with {kind} (the {label} gives the kinematics); remove one "
                                   "of them")
+    if "loops" in data:
+        raise RobidInputError(f"{where}: loops: not with {kind} (robid reads a {label} as a serial chain); write the "
+                              "closed chain as a DH robot file (docs/robot-file.md, \"Closed chains\")")
     urdf = _urdf_path(data[kind], f"{where}: {kind}", folder, kind)
     if kind == "urdf":
         base = read_robot_urdf(urdf)

@@ -12,6 +12,7 @@ import numpy as np
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
 from robid.io.keys import check_keys
+from robid.model._yaml_loops import closed_chain_model, parse_parents
 from robid.model._yaml_sections import (
     check_drive_couplings,
     parse_compensator,
@@ -66,13 +67,15 @@ def robot_from_dict(data: Any, where: str, folder: str | Path | None = None) -> 
         names.add(joint.name)
         joints.append(joint)
     check_drive_couplings(joints, where)
-    return RobotModel(
+    model = RobotModel(
         name=str(data.get("name", Path(where).stem)),
         joints=tuple(joints),
         gravity=tuple(gravity),
         kinematics=kinematics,
         source=where,
     )
+    parents = parse_parents(joints_data, where)
+    return closed_chain_model(model, parents, data.get("loops"), joints_data, where)
 
 
 def _joint(jd: Any, where: str, kinematics: str) -> Joint:

@@ -135,6 +135,8 @@ COMPENSATOR = mapping(
 
 JOINT = mapping(
     "", "One joint, base to tip, with the body it moves; with urdf or mjcf, the additions to one joint of that file.",
+    Field("parent", "string", "Closed chains only: the earlier joint whose body carries this one, or base "
+          "(docs/robot-file.md, \"Closed chains\"). Not with urdf or mjcf.", default=Says("the previous joint")),
     Field("name", "string", "Identifier (letters, digits, _), unique; names the parameters (m_A1, fv_A1, ...). "
           "With urdf or mjcf: the joint's name in that file with every other character replaced by _ (joint-3: "
           "joint_3; MJCF: every character but ASCII letters, digits and _; an unnamed MJCF joint takes its body's "
@@ -157,7 +159,25 @@ JOINT = mapping(
 )
 
 #: the joint fields that place a joint by DH parameters: refused in a file with ``urdf`` (the URDF places it)
-DH_JOINT_FIELDS = ("type", "a", "alpha", "d", "offset", "theta")
+DH_JOINT_FIELDS = ("parent", "type", "a", "alpha", "d", "offset", "theta")
+
+LOOP_END = mapping(
+    "", "One frame of the closing pair: a point on one body of the loop.",
+    Field("body", "string", "The joint whose body carries the frame.", required=True),
+    vector3("xyz", "Origin of the frame: the point where the cut joint's axis crosses the loop's plane.", "m",
+            frame="body frame of body", default=[0.0, 0.0, 0.0]),
+)
+
+LOOP = mapping(
+    "", "A closed loop (docs/robot-file.md, \"Closed chains\"): its passive joints and closing pair of frames.",
+    Field("name", "string", "Name of the loop (free text).", default=Says("loops[k]")),
+    Field("kind", "string", "parallelogram: passive angles linear in the active ones (checked on the geometry); "
+          "planar: any planar loop, solved numerically.", enum=("parallelogram", "planar"), required=True),
+    Field("passive", "list", "The two passive joints the loop determines.", length=2, items=Field("", "string", ""),
+          required=True),
+    Field("close", "list", "The closing pair of frames, which coincide when the loop is assembled (at the zero pose "
+          "of every joint, the robot file's assembly).", length=2, items=LOOP_END, required=True),
+)
 
 #: the fields of a joint entry in a file with ``urdf`` (docs/robot-file.md, "Starting from a URDF")
 URDF_JOINT_FIELDS = tuple(k for k in JOINT.ordered_keys() if k not in DH_JOINT_FIELDS)
@@ -186,6 +206,8 @@ ROBOT = mapping(
     Field("joints", "list", "The joints, base to tip. With urdf or mjcf: optional, entries in any order, each naming "
           "a movable joint of that file once.", items=JOINT, min_items=1,
           default=Says("required without urdf or mjcf")),
+    Field("loops", "list", "Closed loops (parallelogram arms, four-bar linkages): the joints they name are passive. "
+          "Not with urdf or mjcf.", items=LOOP, min_items=1),
 )
 
 SCHEMA = FileSchema("robot", "robid robot file", ROBOT, "docs/robot-file.md",

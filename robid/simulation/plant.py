@@ -357,6 +357,16 @@ def _periodic_ends(y: np.ndarray) -> np.ndarray:
     return y
 
 
+def rigid_body_dynamics(model: RobotModel):
+    """The rigid bodies' dynamics in the joints the controller drives: the serial recursion, or for a closed chain
+    the constrained tree in its active coordinates (robid.simulation.closed_dynamics)."""
+    if model.chain is not None:
+        from robid.simulation.closed_dynamics import ClosedChainDynamics
+
+        return ClosedChainDynamics(model)
+    return RigidBodyDynamics(model)
+
+
 class Plant:
     """The virtual robot's closed loop. State x = [q (dof), qd (dof), theta_e (ne), thetad_e (ne)], e the elastic
     joints in joint order. The robot starts on the reference state at ``t_start``; :meth:`integrate` runs it to
@@ -379,7 +389,7 @@ class Plant:
         self.reference = reference
         self.controller = controller = ControllerSettings() if controller is None else controller
         self.integrator = integrator = IntegratorSettings() if integrator is None else integrator
-        self.dynamics = RigidBodyDynamics(model)
+        self.dynamics = rigid_body_dynamics(model)
         self.compensator = CompensatorTorques(model)
         self.t_start = float(t_start)
         self.t_end = float(reference.duration if t_end is None else t_end)

@@ -17,6 +17,7 @@ Written from the model file alone (no regressor involved):
 
 from __future__ import annotations
 
+from robid.model.loops import tree_joints
 from robid.model.robot_model import INERTIAL_PARAMETERS, RobotModel
 
 _COMPENSATOR_FIELDS = ("stiffness", "free_length", "area", "p0", "l0", "v0", "n")
@@ -24,7 +25,7 @@ _COMPENSATOR_FIELDS = ("stiffness", "free_length", "area", "p0", "l0", "v0", "n"
 
 def true_parameters(model: RobotModel) -> dict[str, float]:
     out: dict[str, float] = {}
-    for joint in model.joints:
+    for joint in tree_joints(model):  # a closed chain's passive bodies too
         for name, value in zip(INERTIAL_PARAMETERS, joint.link.standard_parameters(), strict=True):
             out[f"{name}_{joint.name}"] = float(value)
     for joint in model.joints:

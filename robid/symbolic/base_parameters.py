@@ -207,6 +207,8 @@ def derive_base(
     seed: int = 20261125,
     inexact_columns: set[int] | frozenset[int] = frozenset(),
     motors=(),
+    priority_joints: list[str] | None = None,
+    state_sampler=None,
 ) -> BaseDerivation:
     """Rank, selection, grouping and classes (module docstring).
 
@@ -214,21 +216,31 @@ def derive_base(
     without them when they are kept and nothing groups into them; if one of them is dependent, or carries a
     grouping coefficient, the float grouping is used. ``motors`` (the elastic layout's motor symbols): the
     states then include motor positions, velocities and accelerations, and each state has their rows too.
+
+    Closed chains (robid.symbolic.closed_chain): ``priority_joints`` orders the bodies of the whole tree (default
+    ``joint_names``); ``state_sampler(rng, n)`` draws states where the loops close (default
+    :func:`random_states`); ``exact_eval`` None (a numeric chain) keeps the float grouping.
     """
     p = len(names)
     dof = len(joint_names)
     rows = dof + len(motors)
     rng = np.random.default_rng(seed)
     n_states = max(int(math.ceil(3 * p / rows)), 40)
-    w = numeric_regressor(*random_states(rng, n_states, dof, revolute, bool(motors))).reshape(-1, p)
-    kept, zero = select_columns(w, priority_order(names, joint_names))
+
+    def draw(generator, n):
+        if state_sampler is not None:
+            return state_sampler(generator, n)
+        return random_states(generator, n, dof, revolute, bool(motors))
+
+    w = numeric_regressor(*draw(rng, n_states)).reshape(-1, p)
+    kept, zero = select_columns(w, priority_order(names, priority_joints or joint_names))
     dependent = [k for k in range(p) if k not in kept and k not in zero]
     states = rational_states(seed, int(math.ceil(1.5 * len(kept) / rows)) + 4, symbols, motors)
     b_float, fractions_b = grouping_coefficients(w, kept, dependent, exact_eval, states, rows, inexact_columns)
     exact = not dependent or fractions_b is not None
     grouping, grouping_exact, exprs = grouping_rows(names, kept, dependent, b_float, fractions_b)
     # check back on fresh states: Y theta == Yb (G theta) for random theta
-    y2 = numeric_regressor(*random_states(np.random.default_rng(seed + 1), 25, dof, revolute, bool(motors)))
+    y2 = numeric_regressor(*draw(np.random.default_rng(seed + 1), 25))
     theta = np.random.default_rng(seed + 2).normal(size=p)
     full = y2 @ theta
     base = y2[:, :, kept] @ (grouping @ theta)
@@ -254,7 +266,7 @@ def grouping_coefficients(
         return b_float, None
     rational_kept = [k for k in kept if k not in inexact_columns]
     inexact_kept_rows = [r for r, k in enumerate(kept) if k in inexact_columns]
-    exact_possible = not any(d in inexact_columns for d in dependent) and (
+    exact_possible = exact_eval is not None and not any(d in inexact_columns for d in dependent) and (
         not inexact_kept_rows or np.abs(b_float[inexact_kept_rows]).max(initial=0.0) < 1e-9
     )
     sub = exact_grouping(exact_eval, states, rows, rational_kept, dependent) if exact_possible else None

@@ -126,8 +126,22 @@ def model_key(model: RobotModel, terms: tuple[str, ...]) -> str:
             for j in model.joints
             if j.drive is not None and j.drive.coupling is not None
         ]
+    if model.chain is not None:  # only then: the keys of serial robots stay what they were
+        desc["chain"] = _chain_shape(model.chain)
     text = json.dumps(desc, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _chain_shape(chain) -> dict:
+    """What of a closed chain enters the generated code: the tree, the passive joints' geometry, the loops and the
+    parallelogram relation (not the passive bodies' inertial values)."""
+    return {
+        "order": list(chain.order),
+        "parents": list(chain.parents),
+        "passive": [[j.name, j.type, repr(j.geometry)] for j in chain.passive],
+        "loops": [repr(loop) for loop in chain.loops],
+        "relation": None if chain.relation is None else [[repr(v) for v in row] for row in chain.relation],
+    }
 
 
 def _compensator_shape(c) -> str | None:

@@ -6,12 +6,14 @@ import json
 import logging
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from robid import progress
 from robid.model.robot_model import RobotModel
 from robid.symbolic import cache
 from robid.symbolic.base_parameters import derive_base
+from robid.symbolic.closed_chain import ChainSetup, chain_setup, project_rows
 from robid.symbolic.codegen import (
     OptimisedProgram,
     exact_function,
@@ -65,22 +67,52 @@ def compile_model(model: RobotModel, terms: tuple[str, ...]) -> tuple[Path, dict
         return cache.lookup(key) or written  # the entry as written: its meta.json has the content hashes
 
 
+@dataclass(frozen=True)
+class _Setup:
+    """A derivation's context, the generated code's joint inputs and their angle offsets, and the projection of
+    tree rows on the active joints (the identity for a serial robot and a numeric closed chain)."""
+
+    ctx: DerivationContext
+    inputs: list
+    offsets: list[float]
+    chain: ChainSetup | None = None
+
+    def project(self, rows: list) -> list:
+        if self.chain is None or not self.chain.linear:
+            return rows
+        return project_rows(self.chain, rows, self.ctx.program)
+
+
+def _setup(model: RobotModel, terms: tuple[str, ...], motors=None, sum_angles: bool = False) -> _Setup:
+    """The derivation context of ``model``: its joints, or for a closed chain the tree (robid.symbolic.closed_chain)."""
+    program = ProgramBuilder()
+    if model.chain is None:
+        symbols = joint_symbols(model)
+        ctx = DerivationContext(model=model, symbols=symbols, program=program, motors=motors or {},
+                                sum_angles=sum_angles)
+        return _Setup(ctx, symbols, [j.geometry.angle_offset if j.revolute else 0.0 for j in model.joints])
+    chain = chain_setup(model, program)
+    ctx = DerivationContext(model=chain.tree, symbols=chain.symbols, program=program, parents=chain.parents,
+                            passive=frozenset(chain.passive))
+    return _Setup(ctx, chain.inputs, chain.input_offsets(), chain)
+
+
 def _derive_and_write(model: RobotModel, terms: tuple[str, ...], key: str) -> tuple[Path, dict]:
     """The derivation itself (call it holding the entry's lock): every stage, then one cache entry."""
     t0 = time.perf_counter()
-    symbols = joint_symbols(model)
     motors = motor_symbols(model, terms)
     mlist = [motors[i] for i in sorted(motors)]
     with progress.stage(f"deriving the Newton-Euler regressor of {model.name} ({model.dof} joints)", _log):
-        ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder(), motors=motors)
+        setup = _setup(model, terms, motors)
+        ctx, symbols, offsets = setup.ctx, setup.inputs, setup.offsets
         cols = derive_columns(ctx, terms)
+        columns = [setup.project(c) for c in cols.columns]
         n_par = len(cols.names)
-        tau = derive_torques(ctx, terms, parameter_symbols(n_par, "tau"))
+        tau = setup.project(derive_torques(ctx, terms, parameter_symbols(n_par, "tau")))
     t_derive = time.perf_counter() - t0
     with progress.stage(f"common subexpressions over {len(ctx.program.assignments)} intermediates", _log):
-        prog = optimise(ctx.program.assignments, cols.columns, _outputs(tau=tau))
+        prog = optimise(ctx.program.assignments, columns, _outputs(tau=tau))
     t_cse = time.perf_counter() - t0 - t_derive
-    offsets = [j.geometry.angle_offset if j.revolute else 0.0 for j in model.joints]
     functions = {
         "regressor": numpy_function("regressor", prog, symbols, offsets, columns=list(range(n_par)), motors=mlist),
         "inverse_dynamics": numpy_function(
@@ -89,9 +121,9 @@ def _derive_and_write(model: RobotModel, terms: tuple[str, ...], key: str) -> tu
     }
     exact_src = exact_function(prog, symbols, mlist)
     with progress.stage(f"base parameters of {len(cols.names)} standard parameters", _log):
-        base = _base_parameters(model, key, cols.names, prog, symbols, functions["regressor"][0], exact_src, mlist)
-    btau = _base_torques(ctx, terms, n_par, base.indices)
-    prog = optimise(ctx.program.assignments, cols.columns, _outputs(tau=tau, btau=btau))
+        base = _base_parameters(model, key, cols.names, prog, setup, functions["regressor"][0], exact_src, mlist)
+    btau = setup.project(_base_torques(ctx, terms, n_par, base.indices))
+    prog = optimise(ctx.program.assignments, columns, _outputs(tau=tau, btau=btau))
     functions["base_regressor"] = numpy_function(
         "base_regressor", prog, symbols, offsets, columns=list(base.indices), motors=mlist
     )
@@ -110,6 +142,8 @@ def _derive_and_write(model: RobotModel, terms: tuple[str, ...], key: str) -> tu
         )
     timing = {"derivation": round(t_derive, 3), "cse": round(t_cse, 3), "total": round(time.perf_counter() - t0, 3)}
     meta = _metadata(model, key, terms, cols.names, base, functions, len(prog.assignments), timing)
+    if setup.chain is not None:
+        meta["closed_chain"] = _chain_metadata(model, setup.chain)
     files = {
         "model.py": _HEADER.format(name=model.name) + "\n\n".join(src for src, _ in functions.values()),
         "exact.py": _EXACT_HEADER + exact_src,
@@ -120,6 +154,18 @@ def _derive_and_write(model: RobotModel, terms: tuple[str, ...], key: str) -> tu
         path = cache.write_entry(key, files, c_source=c_source)
     _log.info(f"generated code cached in {path}")
     return path, meta
+
+
+def _chain_metadata(model: RobotModel, chain: ChainSetup) -> dict:
+    """meta.json's ``closed_chain``: the projection's form, the tree's joints and which are passive."""
+    names = [j.name for j in chain.tree.joints]
+    return {
+        "projection": "symbolic" if chain.linear else "numeric",
+        "tree": names,
+        "parents": [names[p] if p >= 0 else "" for p in chain.parents],
+        "passive": [names[p] for p in chain.passive],
+        "relation": chain.relation,
+    }
 
 
 def _outputs(**torques) -> dict:
@@ -137,8 +183,10 @@ def _base_torques(ctx: DerivationContext, terms: tuple[str, ...], n_par: int, in
     return derive_torques(ctx, terms, values)
 
 
-def _base_parameters(model: RobotModel, key: str, names, prog, symbols, regressor_src: str, exact_src: str, motors):
-    """:func:`derive_base` on the standard regressor, evaluated by the just-generated numpy and exact code."""
+def _base_parameters(model: RobotModel, key: str, names, prog, setup: _Setup, regressor_src: str, exact_src: str,
+                     motors):
+    """:func:`derive_base` on the standard regressor, evaluated by the just-generated numpy and exact code (a numeric
+    closed chain: on the projected regressor at random closed states, float grouping)."""
     with tempfile.TemporaryDirectory() as tmp:
         std_path = Path(tmp) / "standard.py"
         std_path.write_text(_HEADER.format(name=model.name) + regressor_src)
@@ -146,16 +194,39 @@ def _base_parameters(model: RobotModel, key: str, names, prog, symbols, regresso
         ex_path = Path(tmp) / "exact.py"
         ex_path.write_text(_EXACT_HEADER + exact_src)
         ex = cache.load_module(ex_path, f"robid_gen_exact_{key}")
+        regressor, exact_eval, sampler = std.regressor, ex.exact, None
+        chain = setup.chain
+        if chain is not None and not chain.linear:
+            regressor, sampler = _projected_regressor(model, std.regressor)
+            exact_eval = None
         return derive_base(
             names,
             model.joint_names,
             [j.revolute for j in model.joints],
-            std.regressor,
-            ex.exact,
-            symbols,
+            regressor,
+            exact_eval,
+            setup.inputs,
             inexact_columns=nonrational_columns(prog),
             motors=motors,
+            priority_joints=[j.name for j in setup.ctx.model.joints],
+            state_sampler=sampler,
         )
+
+
+def _projected_regressor(model: RobotModel, tree_regressor):
+    """W^T Y_tree as a function of the active states, and a sampler of random closed states (numeric chains)."""
+    import numpy as np
+
+    from robid.model.closure import LoopClosure, project, sample_states
+
+    closure = LoopClosure(model)
+    bounds = np.array([j.limits.position or (-np.pi, np.pi) for j in model.joints], dtype=float)
+
+    def regressor(q, qd, qdd):
+        states = closure.states(q, qd, qdd)
+        return project(states.w, tree_regressor(states.q, states.qd, states.qdd))
+
+    return regressor, lambda rng, n: sample_states(closure, rng, n, bounds)
 
 
 def _metadata(model: RobotModel, key: str, terms, names, base, functions: dict, intermediates: int, timing) -> dict:
@@ -199,8 +270,9 @@ def folded_program(model: RobotModel, terms: tuple[str, ...], values, with_colum
     )
     if not with_columns:
         return torque, symbols
-    ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder())
-    regressor = optimise(ctx.program.assignments, derive_columns(ctx, terms).columns)
+    setup = _setup(model, terms)
+    ctx = setup.ctx
+    regressor = optimise(ctx.program.assignments, [setup.project(c) for c in derive_columns(ctx, terms).columns])
     renamed = _renamed(torque, "ff_")
     return (
         OptimisedProgram(
@@ -255,10 +327,17 @@ def customised_program(model: RobotModel, terms: tuple[str, ...], values, stages
 
     from robid.symbolic.folding import customise, program_counts
 
-    symbols = joint_symbols(model)
-    ctx = DerivationContext(model=model, symbols=symbols, program=ProgramBuilder(), sum_angles=True)
+    if model.chain is not None and model.chain.relation is None:
+        from robid.errors import RobidInputError
+
+        raise RobidInputError(
+            f"robot {model.name!r}: a general planar loop is closed numerically; its customised inverse dynamics "
+            "(feed-forward code, folded operation counts) is available for parallelogram loops only"
+        )
+    setup = _setup(model, terms, sum_angles=True)  # a closed chain's tree has no sum angles
+    ctx, symbols = setup.ctx, setup.inputs
     exact_values = [sp.Rational(repr(float(v))) if v != 0 else sp.Integer(0) for v in values]
-    tau = derive_torques(ctx, terms, exact_values)
+    tau = setup.project(derive_torques(ctx, terms, exact_values))
     if stages is not None:
         raw = OptimisedProgram(tuple(ctx.program.assignments), _outputs(tau=tau), model.dof, 0)
         stages.append(("generated (named intermediates, zeros pruned)", program_counts(raw)))

@@ -88,8 +88,13 @@ def forward_kinematics(
     symbols: list[JointSymbols],
     transforms: list[JointTransform],
     sum_angles: bool = False,
+    parents: list[int] | None = None,
 ) -> list[BodyKinematics]:
     """Angular velocity, angular acceleration and origin acceleration of every body (module docstring).
+
+    ``parents`` (a tree: the 0-based index of the body carrying each joint, -1 for the base; default the previous
+    joint) lets a closed chain's tree structure use the same recursion, each body starting from its parent's
+    kinematics (Khalil & Dombre 2002, section 9.9, tree structures).
 
     With ``sum_angles`` the angular quantities of a joint that continues a run of parallel revolute joints r..k
     (:func:`robid.symbolic.geometry.parallel_runs`) are computed from those entering the run, w0 and wd0, by the
@@ -101,10 +106,13 @@ def forward_kinematics(
     sparse, as they are after the first joints.
     """
     gravity = exact_vector(model.gravity)
-    k = BodyKinematics(w=sp.zeros(3, 1), wd=sp.zeros(3, 1), a=-gravity)
+    base = BodyKinematics(w=sp.zeros(3, 1), wd=sp.zeros(3, 1), a=-gravity)
+    k = base
     bodies = []
     entering: dict[int, tuple[sp.Matrix, sp.Matrix]] = {}
     for idx, (sym, t) in enumerate(zip(symbols, transforms, strict=True)):
+        if parents is not None:
+            k = bodies[parents[idx]] if parents[idx] >= 0 else base
         k = _constant_step(pb, t.ra, t.pa, k)
         u = t.axis
         entering[idx] = (k.w, k.wd)
@@ -142,10 +150,15 @@ def _twist_constant_step(pb, r, p, e, h):
 
 
 def joint_twists(
-    pb: ProgramBuilder, symbols: list[JointSymbols], transforms: list[JointTransform]
+    pb: ProgramBuilder,
+    symbols: list[JointSymbols],
+    transforms: list[JointTransform],
+    parents: list[int] | None = None,
 ) -> dict[tuple[int, int], tuple[sp.Matrix, sp.Matrix]]:
-    """(e_ij, h_ij) for every joint i <= body j (0-based), expressed in body frame j."""
+    """(e_ij, h_ij) for every joint i and body j it carries (i <= j on a serial chain; j a descendant of i in the
+    tree given by ``parents``), expressed in body frame j."""
     n = len(symbols)
+    parent = parents if parents is not None else list(range(-1, n - 1))
     twists = {}
     for i in range(n):
         t = transforms[i]
@@ -156,6 +169,9 @@ def joint_twists(
         e, h = _twist_constant_step(pb, t.rb, t.pb, e, h)
         twists[(i, i)] = (e, h)
         for j in range(i + 1, n):
+            if (i, parent[j]) not in twists:
+                continue
+            e, h = twists[(i, parent[j])]
             tj = transforms[j]
             e, h = _twist_constant_step(pb, tj.ra, tj.pa, e, h)
             if symbols[j].revolute:
@@ -208,7 +224,7 @@ def rigid_body_columns(
         for f, moment in wrench_cols:
             rows = []
             for i in range(n):
-                if i > j:
+                if (i, j) not in twists:  # joint i does not carry body j
                     rows.append(sp.Integer(0))
                     continue
                 e, h = twists[(i, j)]
@@ -223,20 +239,22 @@ def rnea_torques(
     transforms: list[JointTransform],
     symbols: list[JointSymbols],
     body_parameters: list[list[sp.Expr]],
+    parents: list[int] | None = None,
 ) -> list[sp.Expr]:
     """Joint torques of the rigid bodies by the backward Newton-Euler recursion (O(n), El-Rayyes eq. 2.5-2.7).
 
     ``body_parameters[j]`` are the 10 standard parameters of body j (symbols or numbers). The wrench of body j
     and of everything it carries, about origin j in frame j, is carried to the joint-j motion frame through B
     (f' = R_B f, n' = R_B n + p_B x f'), projected on the axis (tau_j = u . n' or u . f'), and carried on to
-    frame j-1 through M and A.
+    frame j-1 through M and A. In a tree (``parents``) a body receives the sum of its children's wrenches.
     """
     n = len(bodies)
+    parent = parents if parents is not None else list(range(-1, n - 1))
     torques: list[sp.Expr] = [sp.Integer(0)] * n
-    f_child = sp.zeros(3, 1)
-    n_child = sp.zeros(3, 1)
+    received: dict[int, tuple[sp.Matrix, sp.Matrix]] = {}
     for j in reversed(range(n)):
         k = bodies[j]
+        f_child, n_child = received.get(j, (sp.zeros(3, 1), sp.zeros(3, 1)))
         m, mx, my, mz, ixx, ixy, ixz, iyy, iyz, izz = body_parameters[j]
         c = sp.Matrix([mx, my, mz])
         inertia = sp.Matrix([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
@@ -251,6 +269,10 @@ def rnea_torques(
         else:
             torques[j] = pb.name(t.axis.dot(f_m))
             f_a, n_a = f_m, pb.vector(n_m + t.pm.cross(f_m))
-        f_child = pb.vector(t.ra * f_a)
-        n_child = pb.vector(t.ra * n_a + t.pa.cross(f_child))
+        f_up = pb.vector(t.ra * f_a)
+        n_up = pb.vector(t.ra * n_a + t.pa.cross(f_up))
+        if parent[j] in received:  # a second child of the same body: add the wrenches
+            f_prev, n_prev = received[parent[j]]
+            f_up, n_up = pb.vector(f_prev + f_up), pb.vector(n_prev + n_up)
+        received[parent[j]] = (f_up, n_up)
     return torques

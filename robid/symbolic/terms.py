@@ -47,6 +47,8 @@ class DerivationContext:
     program: ProgramBuilder
     motors: dict[int, MotorSymbols] = field(default_factory=dict)  # elastic joints, by 0-based joint index
     sum_angles: bool = False  # customised recursion: sum angles of parallel joints (newton_euler.forward_kinematics)
+    parents: list[int] | None = None  # closed chains: the tree (robid.symbolic.closed_chain); None: serial
+    passive: frozenset[int] = frozenset()  # closed chains: tree indices of the passive joints (no drive terms)
     _bodies: list | None = None
     _twists: dict | None = None
     _transforms: list | None = None
@@ -76,9 +78,10 @@ class DerivationContext:
     def kinematics(self):
         if self._bodies is None:
             self._bodies = forward_kinematics(
-                self.program, self.model, self.symbols, self.transforms(), sum_angles=self.sum_angles
+                self.program, self.model, self.symbols, self.transforms(), sum_angles=self.sum_angles,
+                parents=self.parents,
             )
-            self._twists = joint_twists(self.program, self.symbols, self.transforms())
+            self._twists = joint_twists(self.program, self.symbols, self.transforms(), self.parents)
         return self._bodies, self._twists
 
 
@@ -158,6 +161,8 @@ def _friction_term(ctx: DerivationContext, prefix: str, attr: str, column) -> Te
     """Drive friction of every joint at the drive state (motor side on elastic joints): column(v, sign v)."""
     names, nominal, columns = [], [], []
     for i, joint in enumerate(ctx.model.joints):
+        if i in ctx.passive:  # a passive joint's bearing friction is lumped into the active joints'
+            continue
         names.append(f"{prefix}_{joint.name}")
         nominal.append(float(getattr(joint.friction, attr)))
         v, _, sign = ctx.drive_state(i)
@@ -295,7 +300,7 @@ def derive_torques(ctx: DerivationContext, terms: tuple[str, ...], values: list[
     for t in terms:
         if t == "rigid":
             params = [values[10 * j : 10 * j + 10] for j in range(dof)]
-            rigid = _pad(ctx, rnea_torques(ctx.program, bodies, transforms, ctx.symbols, params))
+            rigid = _pad(ctx, rnea_torques(ctx.program, bodies, transforms, ctx.symbols, params, ctx.parents))
             torques = [a + b for a, b in zip(torques, rigid, strict=True)]
             pos += 10 * dof
         else:

@@ -92,3 +92,42 @@ def base_parameter_count(model, q, qd, qdd, *, rotor=(), viscous=(), coulomb=(),
 def matrix_rank(matrix: np.ndarray, rtol: float = 1e-9) -> int:
     s = np.linalg.svd(matrix, compute_uv=False)
     return int(np.sum(s > rtol * s[0])) if s.size and s[0] > 0 else 0
+
+
+def tree_model_from_robid(robot_model, tree, parents) -> pin.Model:
+    """A pinocchio kinematic tree of robid joints ``tree`` (tree order) with ``parents`` (tree index, -1 base): as
+    :func:`model_from_robid`, each joint placed in its parent's joint frame by B_parent . A . M(offset)."""
+    model = pin.Model()
+    ids = []
+    for k, joint in enumerate(tree):
+        g = joint.geometry
+        axis = np.asarray(g.axis, dtype=float)
+        a = pin.SE3(np.array(g.a_rotation, dtype=float), np.array(g.a_translation, dtype=float))
+        b = pin.SE3(np.array(g.b_rotation, dtype=float), np.array(g.b_translation, dtype=float))
+        if joint.type == "revolute":
+            motion0 = pin.SE3(_rodrigues(axis, g.angle_offset), np.zeros(3))
+            jmodel = pin.JointModelRevoluteUnaligned(axis)
+        else:
+            motion0 = pin.SE3(np.eye(3), axis * g.displacement_offset)
+            jmodel = pin.JointModelPrismaticUnaligned(axis)
+        p = parents[k]
+        previous_b = _b_of(tree[p]) if p >= 0 else pin.SE3.Identity()
+        jid = model.addJoint(ids[p] if p >= 0 else 0, jmodel, previous_b * a * motion0, joint.name)
+        ids.append(jid)
+        xx, yy, zz, xy, xz, yz = joint.link.inertia_com
+        i_com = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=float)
+        body = pin.Inertia(float(joint.link.mass), np.array(joint.link.com, dtype=float), i_com)
+        model.appendBodyToJoint(jid, b.act(body), pin.SE3.Identity())
+    model.gravity = pin.Motion(np.array([*robot_model.gravity, 0.0, 0.0, 0.0], dtype=float))
+    return model
+
+
+def _b_of(joint) -> pin.SE3:
+    g = joint.geometry
+    return pin.SE3(np.array(g.b_rotation, dtype=float), np.array(g.b_translation, dtype=float))
+
+
+def add_point_frame(model, tree, k: int, xyz, name: str) -> int:
+    """A frame at the point ``xyz`` of robid body ``k`` (its body frame = joint frame k . B_k)."""
+    placement = _b_of(tree[k]) * pin.SE3(np.eye(3), np.asarray(xyz, dtype=float))
+    return model.addFrame(pin.Frame(name, k + 1, placement, pin.FrameType.OP_FRAME))

@@ -362,6 +362,8 @@ def check_motion(
                 continue
             value = float(np.abs(arr[:, j]).max())
             items.append(ProgramLimit(quantity, names[j], value, lim, value <= lim * (1 + tol)))
+    if tf is not None and tf.passive:
+        items += passive_program_limits(motion, tf.passive)
     deviation = None
     tolerance = math.inf
     if tf is not None:
@@ -380,6 +382,33 @@ def check_motion(
     return ProgramCheck(
         motion.fmt, motion.interpolation, motion.sample_time, tuple(items), deviation, jump, len(motion.t), tolerance
     )
+
+
+def passive_program_limits(motion: ExecutedMotion, passive: dict) -> list[ProgramLimit]:
+    """A closed chain's passive joints in the executed motion, q_p = G q_a at every re-sampled instant (the
+    trajectory file's ``passive`` block), against their limits."""
+    relation = np.asarray(passive["relation"], dtype=float)
+    names = [f"{n} (passive)" for n in passive["names"]]
+    limits = JointLimitSet.from_dict(passive.get("limits") or {}, len(names))
+    items = []
+    for quantity, arr in (("position", motion.q), ("velocity", motion.qd), ("acceleration", motion.qdd)):
+        if arr is None:
+            continue
+        values = arr @ relation.T
+        for p, name in enumerate(names):
+            if quantity == "position":
+                lo, hi = limits.position[p]
+                if not (math.isfinite(lo) or math.isfinite(hi)):
+                    continue
+                vmin, vmax = float(values[:, p].min()), float(values[:, p].max())
+                ok = vmin >= lo - 1e-9 and vmax <= hi + 1e-9
+                items.append(ProgramLimit(quantity, name, (vmin, vmax), (float(lo), float(hi)), ok))
+                continue
+            lim = float(getattr(limits, quantity)[p])
+            if math.isfinite(lim):
+                value = float(np.abs(values[:, p]).max())
+                items.append(ProgramLimit(quantity, name, value, lim, value <= lim * (1 + 1e-9)))
+    return items
 
 
 def verify_program(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from robid.report._compute import DEG
+from robid.report._loops import loop_context
 from robid.report.section import Section, count_by, num
 
 
@@ -43,6 +44,20 @@ class ModelSection(Section):
 {% endfor %}
 </tbody></table></div>
 <p class="caption">Angles in degrees, lengths in m; limits as in the robot file (\u2013 = none given).</p>
+{% if loops %}
+<h3>Closed chain</h3>
+<p>The joints above are the driven ones; the loops below move the passive joints (docs/model.md, "Closed chains"):
+the regressor is the tree's projected through the loop-closure Jacobian.</p>
+<div class="table-wrap"><table>
+<thead><tr><th>loop</th><th>kind</th><th>passive joints</th><th>closing pair</th><th>passive positions</th></tr></thead>
+<tbody>
+{% for l in loops %}
+<tr><td>{{ l.name }}</td><td>{{ l.kind }}</td><td>{{ l.passive }}</td><td>{{ l.close }}</td>
+<td>{{ l.relation }}</td></tr>
+{% endfor %}
+</tbody></table></div>
+{{ loop_figure }}
+{% endif %}
 """
 
     def context(self, data) -> dict:
@@ -73,6 +88,7 @@ class ModelSection(Section):
             if est.condition_number is not None
             else None,
             "joints": [_joint_row(joint) for joint in model.joints],
+            **loop_context(robot, None if data.trajectory is None else data.trajectory.trajectory.center),
         }
 
 
