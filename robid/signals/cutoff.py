@@ -87,6 +87,10 @@ class CutoffChoice:
     bounds: tuple[float, float]
     at_bound: str
     given: bool = False
+    #: per channel, the candidate of least predicted error of that channel alone (the given cut-off with ``given``)
+    own_cutoffs: tuple[float, ...] = ()
+    #: per channel, the predicted rms qdd error at its own cut-off
+    own_error_rms: tuple[float, ...] = ()
 
     def describe(self) -> str:
         """The reason, for ``ProcessedSignals.method``."""
@@ -181,8 +185,9 @@ def band_medians(f: np.ndarray, p: np.ndarray, nu: int) -> tuple[np.ndarray, np.
 
 def noise_spectrum(f: np.ndarray, p: np.ndarray, nu: int) -> tuple[np.ndarray, np.ndarray]:
     """(N_hat, excess) per bin and channel (module docstring): below the noise peak, the running minimum from
-    the top of w^4 P / f^2 over the bands, times f^2 / w^4; above it, the smoothed P. ``excess`` is each band's
-    smoothed w^4 P over that envelope."""
+    the top of w^4 P / f^2 over the bands, times f^2 / w^4 -- or, where the noise's own slope can be read
+    (:func:`_noise_slope_fit`), the power law fitted to it, never above P; above the peak, the smoothed P.
+    ``excess`` is each band's smoothed w^4 P over that envelope."""
     centre, level, band = band_medians(f, p, nu)
     accel = (2.0 * np.pi * centre[:, None]) ** 4 * level
     envelope = accel.copy()
@@ -191,10 +196,43 @@ def noise_spectrum(f: np.ndarray, p: np.ndarray, nu: int) -> tuple[np.ndarray, n
         top = _noise_peak(accel[:, c], start[c])
         tilt = centre[: top + 1] ** NOISE_SLOPE
         envelope[: top + 1, c] = np.minimum.accumulate((accel[: top + 1, c] / tilt)[::-1])[::-1] * tilt
+        fitted = _noise_slope_fit(centre, accel[:, c], start[c], top)
+        if fitted is not None:
+            envelope[: top + 1, c] = np.minimum(accel[: top + 1, c], fitted)
     idx = np.clip(band, 0, centre.size - 1)
     noise = envelope[idx] / np.maximum((2.0 * np.pi * f[:, None]) ** 4, 1e-300)
     noise[0] = 0.0  # the mean: neither motion nor noise
     return noise, (accel / np.maximum(envelope, 1e-300))[idx]
+
+
+#: the noise's slope is read from at least this many bands, from twice the valley's frequency to the peak
+SLOPE_BANDS = 4
+
+
+def _noise_slope_fit(centre: np.ndarray, accel: np.ndarray, start: int, top: int) -> np.ndarray | None:
+    """The noise's acceleration spectrum c f^a on the bands up to ``top`` (the noise peak), with a read from
+    the bands between twice the valley's frequency and the peak, where the noise stands alone: a least-squares
+    slope in log-log, kept within [NOISE_SLOPE, 4] (white noise: 4), the level the median of log(w^4 P) - a
+    log f there (robust to a line). None when fewer than ``SLOPE_BANDS`` bands lie there or the slope is not
+    above NOISE_SLOPE (then the f^2 envelope stands).
+
+    Why: below the valley the f^2 envelope carries the valley's level down as if the noise were as coloured as
+    it may be; white noise lies (f_valley / f)^2 lower there. On minimum-jerk moves that excess noise and the
+    motion tail it hid put the cut-off at 0.65-0.85 of the hindsight-best (errors 1.2-1.9 times the best);
+    with the fitted slope the choice is within 1.0-1.4 (issue 31, benchmarks/bench_signal_families.py)."""
+    if top <= start:
+        return None
+    valley = start + int(np.argmin(accel[start : top + 1]))
+    use = np.flatnonzero(centre[: top + 1] >= 2.0 * centre[valley])
+    if use.size < SLOPE_BANDS:
+        return None
+    x, y = np.log(centre[use]), np.log(np.maximum(accel[use], 1e-300))
+    slope = float(np.polyfit(x, y, 1)[0])
+    if slope <= NOISE_SLOPE:
+        return None
+    slope = min(slope, 4.0)
+    level = float(np.median(y - slope * x))
+    return np.exp(level + slope * np.log(centre[: top + 1]))
 
 
 def _noise_peak(accel: np.ndarray, start: int) -> int:
@@ -223,14 +261,106 @@ def signal_spectrum(p: np.ndarray, noise: np.ndarray, excess: np.ndarray, nu: in
     return np.where((p > kappa * noise) & (excess > BAND_EXCESS), p - noise, 0.0)
 
 
-def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: float | None = None) -> CutoffChoice:
+@dataclass(frozen=True, eq=False)
+class PositionSpectra:
+    """The estimates the cut-off rests on, per bin ``f`` (Hz) and channel: the multitaper spectrum's motion part
+    ``s_hat`` and noise ``noise`` (module docstring), at ``rate``."""
+
+    f: np.ndarray
+    s_hat: np.ndarray
+    noise: np.ndarray
+    rate: float
+
+    @staticmethod
+    def of(x: np.ndarray, rate: float) -> PositionSpectra:
+        f, p, nu = position_spectrum(x, rate)
+        noise, excess = noise_spectrum(f, p, nu)
+        return PositionSpectra(f, with_tail(f, signal_spectrum(p, noise, excess, nu)), noise, float(rate))
+
+    def error(self, cutoff: float, order: int, differentiator: str = "5-point") -> np.ndarray:
+        """Predicted rms qdd error (C,) of a zero-phase Butterworth of ``order`` at ``cutoff`` followed by two
+        differentiations -- ``5-point`` (robid's non-periodic path), ``central`` (numpy.gradient, the plain
+        recipe: gain sin(w h) / h) or ``exact`` (spectral, j w) -- equation (2) with that differentiator."""
+        w = 2.0 * np.pi * self.f
+        if differentiator == "5-point":
+            d = filtering.derivative_gain(self.f, self.rate)
+        elif differentiator == "central":
+            d = np.sin(w / self.rate) * self.rate
+        else:
+            d = w
+        risk = _risks(_warped(self.f, self.rate) ** (2 * order), d**2, w, self.s_hat, self.noise,
+                      np.array([float(cutoff)]), self.rate, order)
+        return np.sqrt(risk[0])
+
+
+#: the motion's tail is carried on under the noise where its acceleration spectrum falls at least this steeply
+#: (as a power of f) over the last octave where it stands out of the noise
+TAIL_SLOPE = -1.0
+
+
+def with_tail(f: np.ndarray, s_hat: np.ndarray) -> np.ndarray:
+    """S_hat with the motion's tail below the noise (issue 31). A broadband motion -- a rest-to-rest move, whose
+    acceleration has kinks where the jerk steps -- does not end where it sinks into the noise: its acceleration
+    spectrum w^4 S falls on as a power of f. S_hat stops there, so the predicted loss of a cut-off near that
+    frequency missed the tail and the choice sat too low (1.2-1.9 times the hindsight-best error on minimum-jerk
+    moves). Per channel, where the band means of w^4 S_hat (sixth-octave bands) over the octave below the last
+    band that holds motion are all positive (three bands at least) and fall as f^a with a < ``TAIL_SLOPE`` (a
+    least-squares line in log-log), S_hat above the last band is raised to that line carried on. The last band
+    is left out of the fit: a band-limited motion may end inside it, and its partial mean read as a steep fall
+    put a phantom tail under a flat acceleration spectrum with a sharp edge (cut-off 100 Hz instead of 8 Hz,
+    tests/test_signals_cutoff.py). A line spectrum (flat or rising band means, or bands without motion between
+    its lines) gets no tail."""
+    index, centre = band_index(f)
+    w4 = (2.0 * np.pi * f) ** 4
+    out = s_hat.copy()
+    counts = np.bincount(index[1:], minlength=centre.size).astype(float)
+    for c in range(s_hat.shape[1]):
+        means = np.bincount(index[1:], weights=w4[1:] * s_hat[1:, c], minlength=centre.size) / np.maximum(counts, 1)
+        moving = np.flatnonzero(means > 0)
+        if moving.size < 3:
+            continue
+        last = int(moving[-1])
+        # the last band may hold only part of the motion's edge (a band-limited motion ends in it): the slope
+        # is read from the octave below it
+        octave = np.flatnonzero((centre >= centre[last - 1] / 2.0) & (np.arange(centre.size) < last))
+        if octave.size < 3 or np.any(means[octave] <= 0):
+            continue
+        slope, level = np.polyfit(np.log(centre[octave]), np.log(means[octave]), 1)
+        if slope >= TAIL_SLOPE:
+            continue
+        above = index > last
+        tail = np.exp(level + slope * np.log(f[above])) / np.maximum(w4[above], 1e-300)
+        out[above, c] = np.maximum(out[above, c], tail)
+    return out
+
+
+def band_index(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(band of every bin, centre of every band): the bands of :func:`band_medians` (a sixth of an octave wide,
+    at least ``MIN_BINS`` bins); bin 0 (the mean) has band -1."""
+    edges = [f[1]]
+    while edges[-1] < f[-1]:
+        edges.append(max(edges[-1] * BAND_RATIO, edges[-1] + MIN_BINS * (f[1] - f[0])))
+    index = np.clip(np.searchsorted(edges, f, side="right") - 1, 0, len(edges) - 2)
+    index[0] = -1
+    bands = np.unique(index[1:])
+    centre = np.array([np.sqrt(f[index == b].min() * f[index == b].max()) for b in bands])
+    return np.searchsorted(bands, index) - (index < 0), centre
+
+
+def choose_cutoff(
+    x: np.ndarray,
+    rate: float,
+    order: int,
+    span: float,
+    given: float | None = None,
+    spectra: PositionSpectra | None = None,
+) -> CutoffChoice:
     """The cut-off (Hz) for positions ``x`` (N, C) sampled at ``rate`` that minimises the predicted acceleration
     error (module docstring), searched on a log grid between 12/span (edges trimmed at 3/fc then take at most
     half of a record of ``span`` seconds; at least 40 samples remain) and 0.4 fs; with ``given``, that cut-off
-    and its predicted error."""
-    f, p, nu = position_spectrum(x, rate)
-    noise, excess = noise_spectrum(f, p, nu)
-    s_hat = signal_spectrum(p, noise, excess, nu)
+    and its predicted error. ``spectra``: the estimates of ``x`` when the caller already has them."""
+    spectra = spectra if spectra is not None else PositionSpectra.of(x, rate)
+    f, s_hat, noise = spectra.f, spectra.s_hat, spectra.noise
     w = 2.0 * np.pi * f
     d2 = filtering.derivative_gain(f, rate) ** 2
     accel = np.mean(w[:, None] ** 4 * s_hat, axis=0)
@@ -246,6 +376,7 @@ def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: fl
     risks = _risks(_warped(f, rate) ** (2 * order), d2, w, s_hat, noise, grid, rate, order)  # (G, C)
     scale = np.where(moving, accel, np.inf) if moving.any() else np.ones_like(accel)
     k = int(np.argmin(np.sum(risks / scale[None, :], axis=1)))
+    own = np.argmin(risks, axis=0)
     bound = "" if given is not None or lo >= hi else ("lower" if k == 0 else ("upper" if k == grid.size - 1 else ""))
     return CutoffChoice(
         cutoff=float(grid[k]),
@@ -256,6 +387,8 @@ def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: fl
         bounds=(float(lo), float(hi)),
         at_bound=bound,
         given=given is not None,
+        own_cutoffs=tuple(float(grid[i]) for i in own),
+        own_error_rms=tuple(float(np.sqrt(risks[i, c])) for c, i in enumerate(own)),
     )
 
 

@@ -164,7 +164,7 @@ def residual_variance(x: np.ndarray, filtered: np.ndarray, dof_removed_fraction:
     ``fraction`` is the share of white-noise power the filter removes (e.g. (M - D)/M for D kept real
     degrees of freedom of an M-sample period, or mean (1 - |H|^2)^2 for a zero-phase low-pass)."""
     r = np.asarray(x) - np.asarray(filtered)
-    return np.mean(r**2, axis=0) / max(dof_removed_fraction, 1e-12)
+    return np.mean(r**2, axis=0) / np.maximum(dof_removed_fraction, 1e-12)
 
 
 def robust_white_std(x: np.ndarray) -> np.ndarray:
