@@ -111,7 +111,12 @@ def torque_band(
 
 
 def lowpass_cutoff(
-    cutoff_hz: float | None, t: np.ndarray, q: np.ndarray, rate: float, order: int, spectra: PositionSpectra | None = None
+    cutoff_hz: float | None,
+    t: np.ndarray,
+    q: np.ndarray,
+    rate: float,
+    order: int,
+    spectra: PositionSpectra | None = None,
 ) -> CutoffChoice:
     """The cut-off of the non-periodic low-pass (section 7): given, or the one that minimises the predicted error
     of the accelerations (:func:`robid.signals.cutoff.choose_cutoff`); either way with the position noise and

@@ -18,8 +18,8 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.signals import periodic, selection, whole_periods
-from robid.signals.design_alignment import DesignSamples
 from robid.signals.cutoff import PositionSpectra
+from robid.signals.design_alignment import DesignSamples
 from robid.signals.design_path import process_design_period
 from robid.signals.guard import PlainRecipe, guarded
 from robid.signals.measured_velocity import MeasuredVelocity, measured_velocity
