@@ -9,8 +9,8 @@ band's risk, equation (1) of :mod:`robid.signals.spectral_band`, or the predicte
 record with the central difference's gain sin(w h) / h twice, at the automatic cut-off of that module.
 
 Choice. A joint keeps robid's processing only where its predicted error is below ``MARGIN`` times the plain
-recipe's; otherwise it takes the plain recipe: computed on the whole uniform record exactly as the peer would,
-then carried onto the path's grid as the path carries the positions (its rows; the K periods cut and averaged,
+recipe's (``MARGIN_PERIODS`` on K >= 2 periods); otherwise it takes the plain recipe: computed on the whole
+uniform record exactly as the peer would, then carried onto the path's grid as the path carries the positions (its rows; the K periods cut and averaged,
 :attr:`~robid.signals.path_result.PathResult.onto_grid`). On the rows of a window or of the non-periodic path
 that is the plain recipe itself; averaged over K periods its error is at most the plain recipe's over those
 periods (the mean of K errors has no more power than their mean power). Where the band was given by the user
@@ -36,6 +36,11 @@ PLAIN_ORDER = 4
 #: 0 at 0.4 (while keeping robid's on 17-21 % of them: mostly joints at rest); periodic records predict 1e-2 to
 #: 1e-5 of the plain recipe's error and are not affected
 MARGIN = 0.4
+#: on K >= 2 periods robid's prediction rests on the scatter between periods (or the quiet bins between
+#: harmonics), measured apart from the motion, and the plain recipe's own prediction leaves out its errors at the
+#: record's ends (filter transients, one-sided differences), which the periods reach: there robid's band is kept
+#: unless it predicts more than the plain recipe (the failures of issue 31 predicted 10 to 300 times more)
+MARGIN_PERIODS = 1.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +82,7 @@ class GuardChoice:
     plain_error: tuple[float, ...]
     plain_cutoff: float
     applied: bool
+    margin: float = MARGIN
 
     def line(self) -> str:
         """The account's line."""
@@ -92,7 +98,7 @@ class GuardChoice:
             return text + "; robid's processing kept on every joint"
         return (
             text + f"; robid's processing is not better on joint(s) {', '.join(plain)} "
-            f"(not below {MARGIN:g} times the plain recipe's): the plain recipe taken there"
+            f"(not below {self.margin:g} times the plain recipe's): the plain recipe taken there"
         )
 
 
@@ -101,13 +107,15 @@ def guarded(result: PathResult, plain: PlainRecipe, orders: int, applied: bool) 
     less than ``MARGIN`` times its error (module docstring), and the choice."""
     dof = plain.q.shape[1]
     robid = np.asarray(result.predicted_qdd_error if result.predicted_qdd_error is not None else [np.inf] * dof)
-    take = (robid >= MARGIN * plain.predicted) if applied and result.onto_grid is not None else np.zeros(dof, bool)
+    margin = MARGIN_PERIODS if result.mode in ("periodic", "periodic-samples") and result.n_periods >= 2 else MARGIN
+    take = (robid >= margin * plain.predicted) if applied and result.onto_grid is not None else np.zeros(dof, bool)
     choice = GuardChoice(
         kept=tuple("plain" if x else "robid" for x in take),
         robid_error=tuple(float(v) for v in robid),
         plain_error=tuple(float(v) for v in plain.predicted),
         plain_cutoff=plain.cutoff,
         applied=applied,
+        margin=margin,
     )
     if not take.any():
         return result, choice

@@ -118,7 +118,8 @@ def draw(family: str, seed: int, dof: int = 3, max_samples: int = 60_000) -> Rec
     n = int(np.ceil(span * rate))
     t = np.arange(n) / rate
     if jitter:  # a controller's stamps: steps of 0.6-1.4 h, samples taken at the stamped instants
-        t = np.concatenate([[0.0], np.cumsum(rng.uniform(0.6, 1.4, size=n - 1))]) / rate
+        t = np.concatenate([[0.0], np.cumsum(rng.uniform(0.6, 1.4, size=n - 1))])
+        t *= (n - 1) / rate / t[-1]  # the same span as the uniform stamps: K periods stay K periods
     q = motion(t, 0) + rng.normal(size=(n, dof)) * noise
     if step:
         q = np.round(q / step) * step
