@@ -8,13 +8,13 @@ band's risk, equation (1) of :mod:`robid.signals.spectral_band`, or the predicte
 :mod:`robid.signals.cutoff`). The plain recipe's: equation (2) of :mod:`robid.signals.cutoff` on the whole
 record with the central difference's gain sin(w h) / h twice, at the automatic cut-off of that module.
 
-Choice. A joint keeps robid's processing only where its predicted error is below ``MARGIN`` times the plain
-recipe's (``MARGIN_PERIODS`` on K >= 2 periods); otherwise it takes the plain recipe: computed on the whole
-uniform record exactly as the peer would, then carried onto the path's grid as the path carries the positions (its rows; the K periods cut and averaged,
-:attr:`~robid.signals.path_result.PathResult.onto_grid`). On the rows of a window or of the non-periodic path
-that is the plain recipe itself; averaged over K periods its error is at most the plain recipe's over those
-periods (the mean of K errors has no more power than their mean power). Where the band was given by the user
-(``--harmonics``, ``--cutoff``) the comparison is reported, not applied.
+Choice. A joint keeps robid's processing only where its predicted error is below ``MARGIN`` times the plain recipe's
+(``MARGIN_PERIODS`` on K >= 2 periods); otherwise it takes the plain recipe: computed on the whole uniform record
+exactly as the peer would, then carried onto the path's grid as the path carries the positions (its rows; the K
+periods cut and averaged, :attr:`~robid.signals.path_result.PathResult.onto_grid`). On the rows of a window or of
+the non-periodic path that is the plain recipe itself; averaged over K periods its error is at most the plain
+recipe's over those periods (the mean of K errors has no more power than their mean power). Where the band was given
+by the user (``--harmonics``, ``--cutoff``) the comparison is reported, not applied.
 """
 
 from __future__ import annotations

@@ -117,9 +117,9 @@ def _automatic_weights(
     (of ``span`` seconds; their ``spectra``) -- as weights over the harmonics h / T (bins, C); the torques'
     weights (bins,) at the cut-off of the joints together (the non-periodic path's filter, shared by the
     regressor); both raised to 1 at the excited harmonics of a trajectory. With the how and the predicted rms
-    qdd error per joint (spectral differentiation: the exact j omega). The whole record, not the window: the multitaper's resolution is
-    +-6 / span, and on the window of a short move (5 s) it smeared the motion over +-1.2 Hz; the cut-offs came
-    out at 0.7 of the hindsight-best and the predicted errors 6 times too small."""
+    qdd error per joint (spectral differentiation: the exact j omega). The whole record, not the window: the
+    multitaper's resolution is +-6 / span, and on the window of a short move (5 s) it smeared the motion over
+    +-1.2 Hz; the cut-offs came out at 0.7 of the hindsight-best and the predicted errors 6 times too small."""
     rate = spectra.rate
     choice = cutoff.choose_cutoff(q, rate, o.filter_order, span, spectra=spectra)
     f = np.arange(bins) / period
