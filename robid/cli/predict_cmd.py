@@ -35,6 +35,13 @@ def register(sub) -> None:
     g.add_argument("--min-speed", type=float, metavar="V",
                    help="mark (sample, joint) rows with |qd| below V, in rad/s (m/s for prismatic joints), as "
                    "slow (mark 1)")
+    v = p.add_argument_group("screening (default: as stored in RESULT.json; these add to it)")
+    v.add_argument("--drop-bad-rows", action="store_true",
+                   help="drop isolated bad rows (NaN, unreadable, repeated time) and record them")
+    v.add_argument("--allow-constant", metavar="LIST",
+                   help="channels that may be constant, e.g. tau6 or qd (a joint at rest needs none: its constant "
+                   "positions and zero velocities are noted)")
+    v.add_argument("--allow-saturated", metavar="LIST", help="torque/current channels that may sit at a limit")
     p.set_defaults(func=run)
 
 
@@ -50,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     robot = robid.load_robot(args.robot, terms=record.terms or None)
     check_result_matches(robot, record, args.result)
     overrides = {k: v for k, v in (("cutoff_hz", args.cutoff), ("min_speed", args.min_speed)) if v is not None}
-    pred = predict_file(robot, record, args.measurement, mapping=args.mapping, overrides=overrides)
+    pred = predict_file(robot, record, args.measurement, mapping=args.mapping, overrides=overrides,
+                        policy=_screening(record, args))
     n = robot.dof
     columns = ["t"] + [f"{prefix}{j + 1}" for prefix in ("tau_pred", "tau_meas", "residual", "mark") for j in range(n)]
     table = np.column_stack([pred.t, pred.tau_pred, pred.tau_meas, pred.residual, pred.mark])
@@ -65,3 +73,23 @@ def run(args: argparse.Namespace) -> int:
         m = pred.processed.per_joint[j]
         w(f"{name:<6} {m.nrmse_percent:>21.3f}  {pred.rre_percent[j]:>18.3f}\n")
     return 0
+
+
+def _screening(record, args: argparse.Namespace):
+    """The row screening stored in the record, with the channels and the dropping this command adds; None (the
+    stored one) when it adds nothing."""
+    import dataclasses
+
+    from robid.identification.recording import screening_policy
+    from robid.io.mapping import parse_channel_list
+
+    if not (args.drop_bad_rows or args.allow_constant or args.allow_saturated):
+        return None
+    stored = screening_policy(record.processing)
+    return dataclasses.replace(
+        stored,
+        drop_bad_rows=stored.drop_bad_rows or args.drop_bad_rows,
+        allow_constant=tuple(stored.allow_constant) + parse_channel_list(args.allow_constant, "--allow-constant"),
+        allow_saturated=tuple(stored.allow_saturated)
+        + parse_channel_list(args.allow_saturated, "--allow-saturated"),
+    )
