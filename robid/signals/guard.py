@@ -1,7 +1,8 @@
 """The guard (docs/signals.md section 7b, issue 31): per joint, robid's processing against the plain recipe a
 peer would use on the same record -- a zero-phase Butterworth of order 4 at the automatic cut-off (scipy's
 ``sosfiltfilt``), then central differences (``numpy.gradient``) -- and the better of the two by their predicted
-rms acceleration error.
+rms acceleration error. The automatic cut-off is robid's rule (:mod:`robid.signals.cutoff`) for each joint on its
+own: the one of least predicted error of that joint (a joint at rest gets the lowest candidate).
 
 Predictions. robid's: the path's own (:attr:`robid.signals.path_result.PathResult.predicted_qdd_error`: the
 band's risk, equation (1) of :mod:`robid.signals.spectral_band`, or the predicted error of the cut-off,
@@ -45,28 +46,35 @@ MARGIN_PERIODS = 1.0
 
 @dataclass(frozen=True, eq=False)
 class PlainRecipe:
-    """The plain recipe on the whole uniform record ``t``, ``q``: its automatic ``cutoff`` (Hz) and its
-    predicted rms qdd error per joint."""
+    """The plain recipe on the whole uniform record ``t``, ``q``: its automatic ``cutoffs`` (Hz, per joint) and
+    its predicted rms qdd error per joint."""
 
     t: np.ndarray
     q: np.ndarray
-    cutoff: float
+    cutoffs: tuple[float, ...]
     predicted: np.ndarray
     spectra: PositionSpectra
 
     @staticmethod
-    def of(t: np.ndarray, q: np.ndarray) -> PlainRecipe:
+    def of(t: np.ndarray, q: np.ndarray, spectra: PositionSpectra | None = None, lines: bool = False) -> PlainRecipe:
+        """The plain recipe on ``t``, ``q``, from ``spectra`` when given, else from the positions' estimates
+        with ``lines`` (:meth:`robid.signals.cutoff.PositionSpectra.of`: on a periodic record the harmonics are
+        the motion, and the automatic cut-off must not cut between them)."""
         span = float(t[-1] - t[0])
         rate = (t.size - 1) / span
-        spectra = PositionSpectra.of(q, rate)
-        fc = choose_cutoff(q, rate, PLAIN_ORDER, span, spectra=spectra).cutoff
-        return PlainRecipe(t, q, fc, spectra.error(fc, PLAIN_ORDER, "central"), spectra)
+        spectra = spectra if spectra is not None else PositionSpectra.of(q, rate, lines)
+        cutoffs = choose_cutoff(q, rate, PLAIN_ORDER, span, spectra=spectra).own_cutoffs
+        predicted = np.array([spectra.error(fc, PLAIN_ORDER, "central")[j] for j, fc in enumerate(cutoffs)])
+        return PlainRecipe(t, q, cutoffs, predicted, spectra)
 
     def derivatives(self, orders: int, joints: np.ndarray) -> list[np.ndarray]:
         """[q, qd, ..., q^(orders)] of the plain recipe for the columns ``joints``, on the whole record."""
         h = float(self.t[1] - self.t[0])
-        sos = signal.butter(PLAIN_ORDER, self.cutoff, fs=1.0 / h, output="sos")
-        out = [signal.sosfiltfilt(sos, self.q[:, joints], axis=0)]
+        filtered = []
+        for j in joints:
+            sos = signal.butter(PLAIN_ORDER, self.cutoffs[j], fs=1.0 / h, output="sos")
+            filtered.append(signal.sosfiltfilt(sos, self.q[:, j]))
+        out = [np.column_stack(filtered)]
         for _ in range(orders):
             out.append(np.gradient(out[-1], h, axis=0))
         return out
@@ -74,13 +82,13 @@ class PlainRecipe:
 
 @dataclass(frozen=True)
 class GuardChoice:
-    """Per joint: the processing kept (``robid`` or ``plain``) and the predicted rms qdd errors of both; the
+    """Per joint: the processing kept (``robid`` or ``plain``), the predicted rms qdd errors of both and the
     plain recipe's cut-off; ``applied`` False where the band was given (compared only)."""
 
     kept: tuple[str, ...]
     robid_error: tuple[float, ...]
     plain_error: tuple[float, ...]
-    plain_cutoff: float
+    plain_cutoff: tuple[float, ...]
     applied: bool
     margin: float = MARGIN
 
@@ -88,8 +96,8 @@ class GuardChoice:
         """The account's line."""
         text = (
             f"guard: predicted rms qdd error per joint, robid {format_values(self.robid_error)} against the plain "
-            f"recipe (zero-phase Butterworth of order {PLAIN_ORDER} at {self.plain_cutoff:.4g} Hz, central "
-            f"differences) {format_values(self.plain_error)} rad/s^2"
+            f"recipe (zero-phase Butterworth of order {PLAIN_ORDER} at {format_values(self.plain_cutoff)} Hz, "
+            f"central differences) {format_values(self.plain_error)} rad/s^2"
         )
         if not self.applied:
             return text + "; the band was given: kept"
@@ -113,7 +121,7 @@ def guarded(result: PathResult, plain: PlainRecipe, orders: int, applied: bool) 
         kept=tuple("plain" if x else "robid" for x in take),
         robid_error=tuple(float(v) for v in robid),
         plain_error=tuple(float(v) for v in plain.predicted),
-        plain_cutoff=plain.cutoff,
+        plain_cutoff=plain.cutoffs,
         applied=applied,
         margin=margin,
     )
@@ -123,4 +131,18 @@ def guarded(result: PathResult, plain: PlainRecipe, orders: int, applied: bool) 
     derivs = [d.copy() for d in result.derivs]
     for d, whole in zip(derivs, plain.derivatives(len(derivs) - 1, joints), strict=True):
         d[:, joints] = result.onto_grid(whole)
-    return replace(result, derivs=derivs), choice
+    return replace(result, derivs=derivs, noise=_plain_noise(result, plain, joints)), choice
+
+
+def _plain_noise(result: PathResult, plain: PlainRecipe, joints: np.ndarray):
+    """The path's noise record with the processed position, velocity and acceleration noise of ``joints`` those
+    of the plain recipe (:meth:`robid.signals.cutoff.PositionSpectra.noise_std`; divided by sqrt(K) where the
+    path averages K periods)."""
+    averaged = result.n_periods if result.mode == "periodic" and result.n_periods >= 2 else 1
+    fields = {}
+    for n, name in enumerate(("q_std_processed", "qd_std_processed", "qdd_std_processed")):
+        values = list(getattr(result.noise, name))
+        for j in joints:
+            values[j] = float(plain.spectra.noise_std(plain.cutoffs[j], PLAIN_ORDER, n)[j] / np.sqrt(averaged))
+        fields[name] = tuple(values)
+    return replace(result.noise, **fields)

@@ -117,8 +117,10 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
     if t.size < MIN_SAMPLES:
         raise RobidInputError(f"{where}: only {t.size} samples after resampling; at least {MIN_SAMPLES} are needed")
 
-    plain = PlainRecipe.of(t, sig["q"])
-    result = _choose_and_run(t, sig, opts, where, lines, plain.spectra)
+    spectra = PositionSpectra.of(sig["q"], (t.size - 1) / float(t[-1] - t[0]))
+    result = _choose_and_run(t, sig, opts, where, lines, spectra)
+    repeats = result.mode in ("periodic", "periodic-samples") and result.n_periods >= 2
+    plain = PlainRecipe.of(t, sig["q"], None if repeats else spectra, lines=repeats)
     result, guard = guarded(result, plain, max(2, opts.derivatives), opts.harmonics is None and opts.cutoff_hz is None)
     result = replace(result, lines=[*result.lines, guard.line()])
     measured = measured_velocity(t, qd_file, result, logged_step(measurement.qd)) if qd_file is not None else None

@@ -180,18 +180,20 @@ def uniform_positions(record: Record) -> tuple[np.ndarray, np.ndarray]:
     return grid.t + m.t[0], grid.signals["q"]
 
 
-def plain_cutoff(t: np.ndarray, q: np.ndarray) -> float:
-    """The automatic cut-off of the plain recipe: robid's, on the whole record."""
+def plain_cutoff(t: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The automatic cut-off of the plain recipe per joint: robid's rule on the whole record, each joint's own."""
     rate = (t.size - 1) / float(t[-1] - t[0])
-    return choose_cutoff(q, rate, 4, float(t[-1] - t[0])).cutoff
+    return np.array(choose_cutoff(q, rate, 4, float(t[-1] - t[0])).own_cutoffs)
 
 
-def butterworth_qdd(t: np.ndarray, q: np.ndarray, cutoff: float) -> np.ndarray:
-    """The plain recipe at ``cutoff``: a zero-phase Butterworth of order 4 (scipy's sosfiltfilt), then central
-    differences (numpy.gradient) twice."""
+def butterworth_qdd(t: np.ndarray, q: np.ndarray, cutoff) -> np.ndarray:
+    """The plain recipe at ``cutoff`` (one value, or one per column): a zero-phase Butterworth of order 4
+    (scipy's sosfiltfilt), then central differences (numpy.gradient) twice."""
     h = float(t[1] - t[0])
-    sos = signal.butter(4, cutoff, fs=1.0 / h, output="sos")
-    filtered = signal.sosfiltfilt(sos, q, axis=0)
+    cutoffs = np.broadcast_to(np.asarray(cutoff, dtype=float), (q.shape[1],))
+    filtered = np.column_stack(
+        [signal.sosfiltfilt(signal.butter(4, fc, fs=1.0 / h, output="sos"), q[:, j]) for j, fc in enumerate(cutoffs)]
+    )
     return np.gradient(np.gradient(filtered, h, axis=0), h, axis=0)
 
 
@@ -215,7 +217,7 @@ def errors(record: Record, p, grid: int = 48) -> dict[str, np.ndarray]:
     span = float(t[-1] - t[0])
     lo = max(12.0 / span, 3.0 * rate / max(0.5 * (t.size - 40), 1.0))
     best = np.full(q.shape[1], np.inf)
-    for cutoff in np.geomspace(min(lo, fc), 0.45 * rate, grid):
+    for cutoff in np.geomspace(min(lo, fc.min()), 0.45 * rate, grid):
         err = np.sqrt(np.mean((butterworth_qdd(t, q, cutoff)[rows] - truth) ** 2, axis=0))
         best = np.minimum(best, err)
     best = np.minimum(best, plain)
