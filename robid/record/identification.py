@@ -37,8 +37,9 @@ from robid.record.runs import RunRecord, TorqueFit
 #: 1.1: motor_joints (the elastic layout); 1.2: the runs' display.deflection_* (elastic) and
 #: processing.motor_encoders_only; 1.3: the runs' reference-model fits (references) and processing.references;
 #: 1.4: friction_models (nonlinear-friction model selection), estimator_comparison, processing.friction_models and
-#: processing.compare_methods
-SCHEMA_VERSION = "1.4"
+#: processing.compare_methods; 1.5: the runs' guard (the signal stage's choice per joint between its processing and
+#: the plain recipe, robid.signals.guard)
+SCHEMA_VERSION = "1.5"
 SCHEMA_MAJOR = 1
 
 

@@ -46,7 +46,10 @@ def process_single_period(
     period = m * h
     orders = max(2, o.derivatives)
     bins = m // 2 + 1
-    rq, step_q = _periodised(sig["q"], window, period, orders)
+    # a rest-to-rest window starts and ends at rest: its end values are the means of the rests' first and last
+    # samples, not two single noisy samples (whose difference, as a step with exact derivatives, is not filtered)
+    rest = max(1, min(int(round(REST_MEAN_S / h)), m // 20)) if source == "segment" else 1
+    rq, step_q = _periodised(sig["q"], window, period, orders, rest)
     rtau, step_tau = _periodised(sig["tau"], window, period, orders)
     if o.harmonics is None and o.cutoff_hz is None:
         spectra = spectra if spectra is not None else cutoff.PositionSpectra.of(sig["q"], 1.0 / h)
@@ -67,7 +70,10 @@ def process_single_period(
     # share of white noise power the band removes: sum_h w_h (1 - W_h)^2 / M (Parseval)
     removed_q, removed_tau = (noise.harmonic_weights(m, bins) @ (1.0 - w) ** 2 / m for w in (mask, mask_tau))
     var_q = noise.residual_variance(rq, dq[0], removed_q)
-    var_tau = noise.residual_variance(rtau, tau_f - step_tau[0], removed_tau)
+    if removed_tau > 1e-3:
+        var_tau = noise.residual_variance(rtau, tau_f - step_tau[0], removed_tau)
+    else:  # nothing removed: the robust white-noise level (third differences, blind to friction steps)
+        var_tau = noise.robust_white_std(rtau) ** 2
     est = noise.spectral_estimate(
         var_q,
         var_tau,
@@ -141,10 +147,17 @@ def _automatic_weights(
     return weights, common, how, predicted
 
 
+#: the end values of a rest-to-rest window are the means over this long at its two ends (s; at most 1/20 of it)
+REST_MEAN_S = 0.1
+
+
 def _periodised(
-    x: np.ndarray, window: tuple[int, int], period: float, orders: int
+    x: np.ndarray, window: tuple[int, int], period: float, orders: int, rest: int = 1
 ) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The window of ``x`` minus the smooth step between its ends, and the step with its derivatives."""
+    """The window of ``x`` minus the smooth step between its ends, and the step with its derivatives; the end
+    values are the means of ``rest`` samples at each end (1: the samples x[i0] and x[i1])."""
     i0, i1 = window
-    steps = periodic.endpoint_step(x[i0], x[i1], i1 - i0, period, orders)
+    start = x[i0 : i0 + rest].mean(axis=0)
+    end = x[max(i1 - rest + 1, i0) : i1 + 1].mean(axis=0)
+    steps = periodic.endpoint_step(start, end, i1 - i0, period, orders)
     return x[i0:i1] - steps[0], steps

@@ -136,11 +136,13 @@ def _periodic(rng: np.random.Generator, dof: int, rate: float, max_samples: int,
     harmonics = int(rng.choice([40, 80, 150] if dense else [3, 5, 6, 8, 12]))
     periods = float(rng.choice([2, 2.6, 3, 4, 4.5, 8, 20, 50]))
     period = float(rng.uniform(1.0, 20.0) if dense else rng.uniform(5.0, 20.0))  # excitation designs: 0.05-0.2 Hz
-    # the band stays below a tenth of the rate, and the record within max_samples
-    periods = min(periods, float(np.floor(max_samples / (harmonics * 10.0))))
-    period = max(period, harmonics * 10.0 / rate)
+    # the record within max_samples (draw lowers the rate to fit, not below 100 Hz; fewer periods where it would
+    # have to), the band below a tenth of that rate
+    rate = max(100.0, min(rate, max_samples / (periods * period)))
     if periods * period * rate > max_samples:
-        period = max_samples / (periods * rate)
+        periods = max(2.0, float(np.floor(max_samples / (period * rate))))
+        period = min(period, max_samples / (periods * rate))
+    harmonics = max(3, min(harmonics, int(rate * period / 10.0)))
     decay = 1.0 / np.arange(1, harmonics + 1) ** (0.5 if harmonics > 12 else 0.0)
     scale = 0.4 * np.sqrt(6.0 / harmonics)
     a = rng.normal(size=(harmonics, dof)) * scale * decay[:, None]
