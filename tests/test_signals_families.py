@@ -127,11 +127,12 @@ def test_robid_predict_a_static_pose_without_options(tmp_path, capsys):
     a RESULT.json whose screening allows no constant channel: predicted (gravity: the nominal model's torque at
     the pose, the identification's truth; the pose in the middle of the identification's motion), the constant
     channels noted; ``--allow-constant`` exists."""
+    from test_report_html import _measurement, _trajectory
+
     import robid
     from robid.cli import main
     from robid.identification import IdentificationOptions, run_identification
     from robid.io.result_file import write_result
-    from test_report_html import _measurement, _trajectory
 
     robot = robid.load_robot("tx200_3axis")
     _measurement(robot, _trajectory(robot, 1), tmp_path / "id.csv", 11)
