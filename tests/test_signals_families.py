@@ -71,8 +71,8 @@ def test_per_joint_no_worse_than_the_plain_recipe_and_near_the_best_butterworth(
     p = process(record.measurement)
     e = sf.errors(record, p)
     robid, plain, best = (np.maximum(e[k], TINY) for k in ("robid", "plain", "best"))
-    print(f"\n{family} {seed}: {record.description} ({p.mode}): robid / plain {np.array2string(robid / plain, precision=3)}, "
-          f"robid / best {np.array2string(robid / best, precision=3)}")
+    print(f"\n{family} {seed}: {record.description} ({p.mode}): robid / plain "
+          f"{np.array2string(robid / plain, precision=3)}, robid / best {np.array2string(robid / best, precision=3)}")
     assert np.all(robid <= plain * (1 + 1e-9)), record.description
     assert np.all(robid <= FACTOR_TO_BEST * best), record.description
 
