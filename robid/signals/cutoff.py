@@ -287,7 +287,7 @@ def signal_spectrum(
     Hz and made the cross-validation of docs/validation.md worse on the rest-to-rest runs (11_28_22 q1 22 % ->
     47 %)."""
     kappa = stats.chi2.ppf(SIGNIFICANCE, nu) / nu
-    banded = _chained_from_below((p > kappa * noise) & (excess > BAND_EXCESS), f_of(p) if f is None else f)
+    banded = _chained_from_peak((p > kappa * noise) & (excess > BAND_EXCESS), f_of(p) if f is None else f, p)
     motion = banded
     if f is not None:
         strong = p > (stats.chi2.isf(1.0 / (LINE_RECORDS * p.shape[0]), nu) / nu) * noise
@@ -300,21 +300,30 @@ def f_of(p: np.ndarray) -> np.ndarray:
     return np.arange(p.shape[0], dtype=float)
 
 
-def _chained_from_below(motion: np.ndarray, f: np.ndarray) -> np.ndarray:
-    """The bins of ``motion`` (bins, C) joined to the lowest: taken upwards, each within ``LINE_CHAIN`` times the
-    highest frequency taken below it. A robot's motion spectrum runs on from its band until it meets the noise;
-    a hump of the noise far above it that stands 3 times out of the noise envelope is not motion (the UR10e
-    logs: a band at 16.6 Hz above a motion below 2 Hz, run 19_09_27-15_11_06, set joint 2's cut-off at 16 Hz
-    and its predicted qdd error at 60 times the other joints')."""
+def _chained_from_peak(motion: np.ndarray, f: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The bins of ``motion`` (bins, C) joined to the motion's bulk: every one up to the bin of the most position
+    power ``p`` among them, and above it those taken upwards, each within ``LINE_CHAIN`` times the highest
+    frequency taken below it. A robot's motion spectrum runs on from its band until it meets the noise; a hump of
+    the noise far above it that stands 3 times out of the noise envelope is not motion (the UR10e logs: a band at
+    16.6 Hz above a motion below 2 Hz, run 19_09_27-15_11_06, set joint 2's cut-off at 16 Hz and its predicted
+    qdd error at 60 times the other joints'). The chain starts at the most power, not at the lowest bin: the
+    lowest bins of a long record are the leakage of its slowest line (0.04 Hz under a 0.14 Hz fundamental)."""
     out = np.zeros_like(motion)
     for c in range(motion.shape[1]):
-        top = 0.0
-        for i in np.flatnonzero(motion[:, c]):
-            if top == 0.0 or f[i] <= LINE_CHAIN * top:
-                out[i, c] = True
-                top = max(top, f[i])
-            else:
+        found = np.flatnonzero(motion[:, c])
+        if found.size == 0:
+            continue
+        # the lowest band (2 NW + 1 bins) cannot anchor: there the gain (2 sin(pi f / fs))^4 the spectrum is
+        # divided by is so small that the tapers' leakage of the slowest line stands out
+        anchors = found[found >= MIN_BINS] if np.any(found >= MIN_BINS) else found
+        peak = int(anchors[np.argmax(p[anchors, c])])
+        out[found[found <= peak], c] = True
+        top = f[peak]
+        for i in found[found > peak]:
+            if f[i] > LINE_CHAIN * top:
                 break
+            out[i, c] = True
+            top = f[i]
     return out
 
 
@@ -466,7 +475,10 @@ def choose_cutoff(
     risks = _risks(_warped(f, rate) ** (2 * order), d2, w, s_hat, noise, grid, rate, order)  # (G, C)
     scale = np.where(moving, accel, np.inf) if moving.any() else np.ones_like(accel)
     k = int(np.argmin(np.sum(risks / scale[None, :], axis=1)))
-    own = np.argmin(risks, axis=0)
+    # each channel's own: the least predicted error where it moves; a channel at rest (signal under 30 dB above
+    # its noise) has no motion to keep, whatever its spectrum shows (rounding flips of a hold logged with 4
+    # decimals read as motion took a resting joint's own cut-off to 99 Hz): the lowest candidate
+    own = np.where(moving, np.argmin(risks, axis=0), 0)
     bound = "" if given is not None or lo >= hi else ("lower" if k == 0 else ("upper" if k == grid.size - 1 else ""))
     return CutoffChoice(
         cutoff=float(grid[k]),
