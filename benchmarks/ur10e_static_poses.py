@@ -24,7 +24,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-IDENTIFY = ("ur-20_02_10-30sec_12harm", "ur-20_02_12-40sec_12harm", "ur-20_02_05-20sec_8harm", "ur-20_02_19_14harm50sec")
+IDENTIFY = (
+    "ur-20_02_10-30sec_12harm", "ur-20_02_12-40sec_12harm", "ur-20_02_05-20sec_8harm", "ur-20_02_19_14harm50sec",
+)
 POSES = tuple(f"ur-20_01_17-p{k}" for k in range(1, 6))
 MAPPING = ROOT / "measurements" / "ur10e" / "mapping.yaml"
 
