@@ -51,14 +51,7 @@ def process_single_period(
     rest = max(1, min(int(round(REST_MEAN_S / h)), m // 20)) if source == "segment" else 1
     rq, step_q = _periodised(sig["q"], window, period, orders, rest)
     rtau, step_tau = _periodised(sig["tau"], window, period, orders)
-    if o.harmonics is None and o.cutoff_hz is None:
-        spectra = spectra if spectra is not None else cutoff.PositionSpectra.of(sig["q"], 1.0 / h)
-        span = float(t[-1] - t[0])
-        mask, mask_tau, how, predicted = _automatic_weights(sig["q"], spectra, span, period, bins, o)
-    else:
-        harmonics, how = bands.position_harmonics(o, period, bins, lambda: None)
-        mask, predicted = periodic.harmonic_mask(bins, harmonics).astype(float), None
-        mask_tau = mask
+    mask, mask_tau, how, predicted = _band(t, sig["q"], o, spectra, period, bins)
     dq = periodic.spectral_derivatives(rq, mask, period, orders)
     derivs = [dq[k] + step_q[k] for k in range(orders + 1)]
     tau_f = periodic.spectral_derivatives(rtau, mask_tau, period, 0)[0] + step_tau[0]
@@ -67,24 +60,7 @@ def process_single_period(
         rth, step_th = _periodised(sig["theta"], window, period, orders)
         dth = periodic.spectral_derivatives(rth, mask, period, 2)
         theta_f = [dth[k] + step_th[k] for k in range(3)]
-    # share of white noise power the band removes: sum_h w_h (1 - W_h)^2 / M (Parseval)
-    removed_q, removed_tau = (noise.harmonic_weights(m, bins) @ (1.0 - w) ** 2 / m for w in (mask, mask_tau))
-    var_q = noise.residual_variance(rq, dq[0], removed_q)
-    if removed_tau > 1e-3:
-        var_tau = noise.residual_variance(rtau, tau_f - step_tau[0], removed_tau)
-    else:  # nothing removed: the robust white-noise level (third differences, blind to friction steps)
-        var_tau = noise.robust_white_std(rtau) ** 2
-    est = noise.spectral_estimate(
-        var_q,
-        var_tau,
-        noise.white_spectrum(var_q, m, bins),
-        noise.white_spectrum(var_tau, m, bins),
-        (mask, mask_tau),
-        2.0 * np.pi / period,
-        m,
-        "out-of-band residual of one period (white-noise assumption, corrected for the share of noise the band "
-        "removes)",
-    )
+    est = _noise(rq, dq[0], rtau, tau_f - step_tau[0], (mask, mask_tau), period)
     kept = kept_harmonics(np.any(np.reshape(mask, (bins, -1)) >= 0.5, axis=1))
     lines = [
         f"single period: samples {i0}-{i1} ({t[i0]:g}-{t[i1]:g} s), T = {period:g} s, M = {m}; the jump between "
@@ -111,6 +87,45 @@ def process_single_period(
         segment=(float(t[i0]), float(t[i1])),
         predicted_qdd_error=predicted if predicted is not None else est.qdd_std_processed,
         onto_grid=lambda x: x[i0:i1],
+    )
+
+
+def _band(
+    t: np.ndarray, q: np.ndarray, o: ProcessingOptions, spectra, period: float, bins: int
+) -> tuple[np.ndarray, np.ndarray, str, tuple[float, ...] | None]:
+    """(position weights, torque weights, how, predicted rms qdd error per joint or None): the harmonics given or
+    up to the cut-off given, else automatic (:func:`_automatic_weights`, on the whole record ``t``, ``q``)."""
+    if o.harmonics is None and o.cutoff_hz is None:
+        rate = (t.size - 1) / float(t[-1] - t[0])
+        spectra = spectra if spectra is not None else cutoff.PositionSpectra.of(q, rate)
+        return _automatic_weights(q, spectra, float(t[-1] - t[0]), period, bins, o)
+    harmonics, how = bands.position_harmonics(o, period, bins, lambda: None)
+    mask = periodic.harmonic_mask(bins, harmonics).astype(float)
+    return mask, mask, how, None
+
+
+def _noise(rq, rq_f, rtau, rtau_f, masks: tuple[np.ndarray, np.ndarray], period: float):
+    """The noise record of one period from the out-of-band residuals of the periodised positions ``rq`` and
+    torques ``rtau`` (filtered: ``rq_f``, ``rtau_f``) through the weights ``masks``; the share of white noise the
+    weights remove is sum_h w_h (1 - W_h)^2 / M (Parseval). Torques kept whole: the robust white level."""
+    m = rq.shape[0]
+    bins = m // 2 + 1
+    removed_q, removed_tau = (noise.harmonic_weights(m, bins) @ (1.0 - w) ** 2 / m for w in masks)
+    var_q = noise.residual_variance(rq, rq_f, removed_q)
+    if np.all(np.asarray(removed_tau) > 1e-3):
+        var_tau = noise.residual_variance(rtau, rtau_f, removed_tau)
+    else:  # nothing removed: the robust white-noise level (third differences, blind to friction steps)
+        var_tau = noise.robust_white_std(rtau) ** 2
+    return noise.spectral_estimate(
+        var_q,
+        var_tau,
+        noise.white_spectrum(var_q, m, bins),
+        noise.white_spectrum(var_tau, m, bins),
+        masks,
+        2.0 * np.pi / period,
+        m,
+        "out-of-band residual of one period (white-noise assumption, corrected for the share of noise the band "
+        "removes)",
     )
 
 
