@@ -129,8 +129,11 @@ def guarded(result: PathResult, plain: PlainRecipe, orders: int, applied: bool) 
         return result, choice
     joints = np.flatnonzero(take)
     derivs = [d.copy() for d in result.derivs]
-    for d, whole in zip(derivs, plain.derivatives(len(derivs) - 1, joints), strict=True):
+    wholes = plain.derivatives(len(derivs) - 1, joints)
+    for d, whole in zip(derivs, wholes, strict=True):
         d[:, joints] = result.onto_grid(whole)
+    for state, whole in zip(result.whole_states or [], wholes, strict=False):
+        state[:, joints] = whole  # the states the parallel filter evaluates the regressor on
     return replace(result, derivs=derivs, noise=_plain_noise(result, plain, joints)), choice
 
 

@@ -131,6 +131,7 @@ def process_nonperiodic(
         decimation=r,
         predicted_qdd_error=choice.predicted_error_rms,
         onto_grid=lambda x: x[pick],
+        whole_states=derivs[:3],
     )
 
 
