@@ -65,7 +65,7 @@ def _smooth_cutoffs_hz(line: str) -> list[float]:
     return [float(x.split()[0]) for x in inside.split(";") if x.strip().endswith("Hz")]
 
 
-@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(family=st.sampled_from(sf.FAMILIES), seed=st.integers(0, 10**6))
 def test_per_joint_no_worse_than_the_plain_recipe_and_near_the_best_butterworth(family, seed):
     record = sf.draw(family, seed, max_samples=12_000)
