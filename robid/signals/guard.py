@@ -42,8 +42,9 @@ MARGIN = 0.4
 #: record's ends (filter transients, one-sided differences), which the periods reach: there the plain recipe is
 #: taken only where robid's band predicts 10 times its error (the failures of issue 31 predicted 90 to 300 times
 #: more). At 1.0 and 3.0 the guard took the plain recipe on joints of closed-loop records whose accelerations step
-#: at reversals, where both predictions are rough, and identification got worse (tests/test_elastic_static_deflection.py,
-#: tests/test_demo.py, tests/test_nonlinear_friction.py: Stribeck fc 4.5 std off at 3.0, within 4 at 10)
+#: at reversals, where both predictions are rough, and identification got worse
+#: (tests/test_elastic_static_deflection.py, tests/test_demo.py, tests/test_nonlinear_friction.py: Stribeck fc 4.5
+#: std off at 3.0, within 4 at 10)
 MARGIN_PERIODS = 10.0
 
 
