@@ -110,6 +110,8 @@ def test_robid_is_no_worse_than_the_authors_on_runs_it_did_not_use(harness, scor
         print(f"{name} q{joint}: robid {ours:.1f} % against the authors' {theirs:.1f} %: {why}")
         assert ours - theirs <= allowed, (name, joint, ours, theirs)
     moving = [s for s in scores if s.group == "single joint"]
-    for s in moving:  # the moving joint of every single-joint run: robid at or below the authors
+    for s in moving:  # the moving joint of every single-joint run: robid at or below the authors, or within the
+        # allowance EXPECTED_WORSE states with its measured reason (joint_1 q1 since issue 31's guard)
         j = int(s.name.rsplit("_", 1)[1]) - 1
-        assert s.robid[j] <= s.authors[j], (s.name, s.robid[j], s.authors[j])
+        allowed = harness.EXPECTED_WORSE.get((s.name, j + 1), (0.0, ""))[0]
+        assert s.robid[j] <= s.authors[j] + allowed, (s.name, s.robid[j], s.authors[j])

@@ -67,3 +67,4 @@ def run(args: argparse.Namespace) -> int:
         m = pred.processed.per_joint[j]
         w(f"{name:<6} {m.nrmse_percent:>21.3f}  {pred.rre_percent[j]:>18.3f}\n")
     return 0
+

@@ -178,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         if processed.cutoff_hz is not None:
             lines[0] += f", cut-off {processed.cutoff_hz:.4g} Hz"
         lines.append("tau noise std per joint: " + ", ".join(f"{x:.3g}" for x in processed.noise.tau_std))
+        # each joint's band and the guard's choice (docs/signals.md sections 6, 7, 7b)
+        lines += [x for x in processed.method.splitlines() if x.startswith(("band of least", "DFT: kept", "guard:"))]
         if processed.dropped.count:
             lines.append(processed.dropped.summary())
         for note in measurement.notes:

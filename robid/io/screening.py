@@ -394,6 +394,12 @@ def _check_channel(
     x = table.values[kept, ref.column]
     label = channel_label(table, ref)
     lo, hi = float(np.min(x)), float(np.max(x))
+    if lo == hi and _at_rest(ref, lo, position):
+        notes.append(
+            f"{table.file}: {label}: constant at {lo:.6g} over all {x.size} samples: the joint holds still there "
+            "(expected in a static pose or while another joint moves; noted)"
+        )
+        return
     if lo == hi:
         _allow_or_refuse(
             _allowed(ref.name, policy.allow_constant),
@@ -422,6 +428,30 @@ def _check_channel(
                 f"{table.file}: rows {r0}-{r1}, {label}: saturated at {extreme:.6g} for {length} samples "
                 f"(clipped signal); if that is right, allow it with --allow-saturated {ref.name}",
             )
+
+
+#: a joint holds still when its positions span at most this many logged steps or noise standard deviations
+REST_SPAN = 20.0
+
+
+def _at_rest(ref: ChannelRef, value: float, position: np.ndarray | None) -> bool:
+    """Whether a constant channel is what a joint at rest logs (issue 31: static poses, single-joint moves): a
+    constant position (a joint that does not move, logged with a resolution coarser than its noise), or a
+    velocity or acceleration exactly 0 while the joint's positions span no more than ``REST_SPAN`` logged steps
+    or noise standard deviations (third differences, Donoho & Johnstone 1994). A torque or current that never
+    changes is a dead channel, and a velocity of 0 while the joint moves is a dead sensor: those stay refused
+    unless allowed."""
+    if ref.kind in ("positions", "motor_positions"):
+        return True
+    if ref.kind not in ("velocities", "accelerations") or value != 0.0 or position is None:
+        return False
+    span = float(np.ptp(position))
+    if span == 0.0:
+        return True
+    steps = np.diff(np.unique(position))
+    d = np.diff(position, n=3) / np.sqrt(20.0) if position.size > 3 else np.zeros(1)
+    noise = float(np.median(np.abs(d))) / 0.6745
+    return span <= REST_SPAN * max(float(steps.min()) if steps.size else 0.0, noise)
 
 
 def _allow_or_refuse(allowed: bool, notes: list[str], note: str, refusal: str) -> None:

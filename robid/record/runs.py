@@ -75,6 +75,20 @@ class DroppedSample:
     reason: str
 
 
+@dataclass(frozen=True)
+class ProcessingGuard:
+    """Per joint, which processing the signal stage kept -- ``robid`` (its band or cut-off) or ``plain`` (a
+    zero-phase Butterworth of order 4 at the joint's automatic cut-off and central differences) -- with the
+    predicted rms qdd error of both (rad/s^2, m/s^2) and the plain recipe's cut-off (Hz); ``applied`` False where
+    the band was given (compared only). robid.signals.guard, docs/signals.md section 7b."""
+
+    kept: tuple[str, ...]
+    robid_qdd_error: tuple[float | None, ...]
+    plain_qdd_error: tuple[float | None, ...]
+    plain_cutoff_hz: tuple[float | None, ...]
+    applied: bool
+
+
 #: processing modes whose grid holds whole periods (an averaged one, a segment, or K periods sample by sample)
 PERIODIC_MODES = ("periodic", "rest-to-rest", "periodic-samples")
 
@@ -105,6 +119,8 @@ class ProcessingSummary:
     samples_read: int
     notes: tuple[str, ...]
     method: tuple[str, ...]
+    #: per joint robid's processing or the plain recipe (schema 1.5; left out when none)
+    guard: ProcessingGuard | None = field(default=None, metadata={"omit_none": True})
 
     @property
     def periodic(self) -> bool:

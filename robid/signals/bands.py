@@ -21,18 +21,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.signals import filtering, noise, periodic
-from robid.signals.cutoff import CutoffChoice, choose_cutoff
+from robid.signals import noise, periodic
+from robid.signals.cutoff import CutoffChoice, PositionSpectra, choose_cutoff
 from robid.signals.path_result import format_ranges
 from robid.signals.spectral_band import SpectralBand
 
 if TYPE_CHECKING:
     from robid.signals.processing import ProcessingOptions
-
-AUTO_CUTOFF = (
-    "twice the highest frequency at which a position spectrum stands 30 dB above its own noise floor "
-    "(give --cutoff or --harmonics to choose)"
-)
 
 Band = tuple[np.ndarray, str]
 
@@ -90,20 +85,6 @@ def snr_band(
     return harmonics, how
 
 
-def estimated_band(
-    t: np.ndarray, q: np.ndarray, rate: float, period: float, bins: int, excited: tuple[int, ...] | None
-) -> Band:
-    """Automatic band of the single-period path: harmonics 1..floor(fc T) with fc estimated from the
-    positions ``q`` sampled at ``rate`` (docs/signals.md section 7), widened to the highest ``excited`` one."""
-    fc = filtering.estimate_cutoff(t, q, rate)
-    top = int(np.floor(fc * period + 1e-9))
-    how = f"band up to {fc:.4g} Hz: {AUTO_CUTOFF}"
-    if excited and max(excited) > top:
-        top = max(excited)
-        how += f"; widened to the highest excited harmonic {top}"
-    return np.arange(1, min(top, bins - 2) + 1), how
-
-
 def torque_band(
     policy: str, positions: SpectralBand, mean_tau: np.ndarray, harm_tau: np.ndarray, n_periods: int, snr: float
 ) -> tuple[SpectralBand, str]:
@@ -129,8 +110,15 @@ def torque_band(
     return band, f"{how}: {format_ranges(band.kept())}"
 
 
-def lowpass_cutoff(cutoff_hz: float | None, t: np.ndarray, q: np.ndarray, rate: float, order: int) -> CutoffChoice:
+def lowpass_cutoff(
+    cutoff_hz: float | None,
+    t: np.ndarray,
+    q: np.ndarray,
+    rate: float,
+    order: int,
+    spectra: PositionSpectra | None = None,
+) -> CutoffChoice:
     """The cut-off of the non-periodic low-pass (section 7): given, or the one that minimises the predicted error
     of the accelerations (:func:`robid.signals.cutoff.choose_cutoff`); either way with the position noise and
     the predicted acceleration error there."""
-    return choose_cutoff(q, rate, order, float(t[-1] - t[0]), given=cutoff_hz)
+    return choose_cutoff(q, rate, order, float(t[-1] - t[0]), given=cutoff_hz, spectra=spectra)

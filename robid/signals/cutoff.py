@@ -47,20 +47,25 @@ from scipy import fft as sp_fft
 from scipy import signal, stats
 
 from robid.signals import filtering
+from robid.signals.motion_spectrum import (  # noqa: F401 (the constants belong to the cut-off's model too)
+    BAND_EXCESS,
+    BAND_RATIO,
+    LINE_CHAIN,
+    LINE_RECORDS,
+    MIN_BINS,
+    NW,
+    SIGNIFICANCE,
+    TAIL_SLOPE,
+    band_index,
+    signal_spectrum,
+    with_tail,
+)
 
-NW = 6.0
 TAPERS = 4
-#: a bin holds signal when P exceeds the noise floor by the 99.9 % quantile of chi^2_nu / nu
-SIGNIFICANCE = 0.999
 #: a channel moves when its signal variance exceeds its noise variance by this factor (30 dB)
 MOVING = 1e3
 #: candidate cut-offs per decade
 PER_DECADE = 40
-#: smoothing bands: a sixth of an octave, and at least one taper bandwidth
-BAND_RATIO = 2.0 ** (1.0 / 6.0)
-MIN_BINS = int(2 * NW + 1)
-#: a band holds motion when its median stands this many times above the noise envelope
-BAND_EXCESS = 3.0
 #: the position spectrum below the noise peak's band holds all but this share of the variance
 MOTION_SHARE = 1e-6
 #: the noise's acceleration spectrum rises at least as f^NOISE_SLOPE (its spectrum falls no faster than f^-2)
@@ -87,6 +92,10 @@ class CutoffChoice:
     bounds: tuple[float, float]
     at_bound: str
     given: bool = False
+    #: per channel, the candidate of least predicted error of that channel alone (the given cut-off with ``given``)
+    own_cutoffs: tuple[float, ...] = ()
+    #: per channel, the predicted rms qdd error at its own cut-off
+    own_error_rms: tuple[float, ...] = ()
 
     def describe(self) -> str:
         """The reason, for ``ProcessedSignals.method``."""
@@ -181,8 +190,9 @@ def band_medians(f: np.ndarray, p: np.ndarray, nu: int) -> tuple[np.ndarray, np.
 
 def noise_spectrum(f: np.ndarray, p: np.ndarray, nu: int) -> tuple[np.ndarray, np.ndarray]:
     """(N_hat, excess) per bin and channel (module docstring): below the noise peak, the running minimum from
-    the top of w^4 P / f^2 over the bands, times f^2 / w^4; above it, the smoothed P. ``excess`` is each band's
-    smoothed w^4 P over that envelope."""
+    the top of w^4 P / f^2 over the bands, times f^2 / w^4 -- or, where the noise's own slope can be read
+    (:func:`_noise_slope_fit`), the power law fitted to it, never above P; above the peak, the smoothed P.
+    ``excess`` is each band's smoothed w^4 P over that envelope."""
     centre, level, band = band_medians(f, p, nu)
     accel = (2.0 * np.pi * centre[:, None]) ** 4 * level
     envelope = accel.copy()
@@ -191,10 +201,48 @@ def noise_spectrum(f: np.ndarray, p: np.ndarray, nu: int) -> tuple[np.ndarray, n
         top = _noise_peak(accel[:, c], start[c])
         tilt = centre[: top + 1] ** NOISE_SLOPE
         envelope[: top + 1, c] = np.minimum.accumulate((accel[: top + 1, c] / tilt)[::-1])[::-1] * tilt
+        fitted = _noise_slope_fit(centre, accel[:, c], start[c], top)
+        if fitted is not None:  # below the fit's bands; within them the envelope stands (a hump is not motion)
+            model, below = fitted
+            envelope[:below, c] = np.minimum(accel[:below, c], model[:below])
     idx = np.clip(band, 0, centre.size - 1)
     noise = envelope[idx] / np.maximum((2.0 * np.pi * f[:, None]) ** 4, 1e-300)
     noise[0] = 0.0  # the mean: neither motion nor noise
     return noise, (accel / np.maximum(envelope, 1e-300))[idx]
+
+
+#: the noise's slope is read from at least this many bands, from twice the valley's frequency to the peak
+SLOPE_BANDS = 4
+
+
+def _noise_slope_fit(
+    centre: np.ndarray, accel: np.ndarray, start: int, top: int
+) -> tuple[np.ndarray, int] | None:
+    """The noise's acceleration spectrum c f^a on the bands up to ``top`` (the noise peak), with a read from
+    the bands between twice the valley's frequency and the peak, where the noise stands alone: a least-squares
+    slope in log-log, kept within [NOISE_SLOPE, 4] (white noise: 4), the level the median of log(w^4 P) - a
+    log f there (robust to a line); and the first band of the fit, below which it replaces the f^2 envelope.
+    None when fewer than ``SLOPE_BANDS`` bands lie there or the slope is not above NOISE_SLOPE.
+
+    Why: below the valley the f^2 envelope carries the valley's level down as if the noise were as coloured as
+    it may be; white noise lies (f_valley / f)^2 lower there. On minimum-jerk moves that excess noise and the
+    motion tail it hid put the cut-off at 0.65-0.85 of the hindsight-best (errors 1.2-1.9 times the best);
+    with the fitted slope the choice is within 1.0-1.4 (issue 31, benchmarks/bench_signal_families.py). Within
+    the fit's bands the envelope stays: a hump of the noise above the power law (the UR10e logs at 25-35 Hz)
+    would otherwise read as motion."""
+    if top <= start:
+        return None
+    valley = start + int(np.argmin(accel[start : top + 1]))
+    use = np.flatnonzero(centre[: top + 1] >= 2.0 * centre[valley])
+    if use.size < SLOPE_BANDS:
+        return None
+    x, y = np.log(centre[use]), np.log(np.maximum(accel[use], 1e-300))
+    slope = float(np.polyfit(x, y, 1)[0])
+    if slope <= NOISE_SLOPE:
+        return None
+    slope = min(slope, 4.0)
+    level = float(np.median(y - slope * x))
+    return np.exp(level + slope * np.log(centre[: top + 1])), int(use[0])
 
 
 def _noise_peak(accel: np.ndarray, start: int) -> int:
@@ -208,29 +256,76 @@ def _noise_peak(accel: np.ndarray, start: int) -> int:
 
 
 def _motion_band(f: np.ndarray, p: np.ndarray, centre: np.ndarray) -> np.ndarray:
-    """Per channel, the first band above the frequency below which the position spectrum holds all but
-    ``MOTION_SHARE`` of its variance."""
+    """Per channel, the first band above :func:`motion_edge`."""
+    return np.minimum(np.searchsorted(centre, motion_edge(f, p)), centre.size - 1)
+
+
+def motion_edge(f: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Per channel, the frequency below which the position spectrum holds all but ``MOTION_SHARE`` of its
+    variance."""
     cumulative = np.cumsum(p, axis=0) / np.maximum(np.sum(p, axis=0), 1e-300)
     found = [np.searchsorted(cumulative[:, c], 1.0 - MOTION_SHARE) for c in range(p.shape[1])]
-    edge = f[np.minimum(found, f.size - 1)]
-    return np.minimum(np.searchsorted(centre, edge), centre.size - 1)
+    return f[np.minimum(found, f.size - 1)]
 
 
-def signal_spectrum(p: np.ndarray, noise: np.ndarray, excess: np.ndarray, nu: int) -> np.ndarray:
-    """S_hat = P - N where P stands above N by the 99.9 % quantile of chi^2_nu / nu (a bin that noise alone
-    would reach once in a thousand) in a band whose median stands ``BAND_EXCESS`` times above the noise, else 0."""
-    kappa = stats.chi2.ppf(SIGNIFICANCE, nu) / nu
-    return np.where((p > kappa * noise) & (excess > BAND_EXCESS), p - noise, 0.0)
+@dataclass(frozen=True, eq=False)
+class PositionSpectra:
+    """The estimates the cut-off rests on, per bin ``f`` (Hz) and channel: the multitaper spectrum's motion part
+    ``s_hat`` and noise ``noise`` (module docstring), at ``rate``."""
+
+    f: np.ndarray
+    s_hat: np.ndarray
+    noise: np.ndarray
+    rate: float
+
+    @staticmethod
+    def of(x: np.ndarray, rate: float, lines: bool = False) -> PositionSpectra:
+        """The estimates of the positions ``x`` at ``rate``; ``lines``: isolated strong lines joined to the
+        motion count as motion (:func:`signal_spectrum`) -- on a record known to repeat, whose motion is a line
+        spectrum."""
+        f, p, nu = position_spectrum(x, rate)
+        noise, excess = noise_spectrum(f, p, nu)
+        s_hat = signal_spectrum(p, noise, excess, nu, f if lines else None)
+        return PositionSpectra(f, with_tail(f, s_hat), noise, float(rate))
+
+    def error(self, cutoff: float, order: int, differentiator: str = "5-point") -> np.ndarray:
+        """Predicted rms qdd error (C,) of a zero-phase Butterworth of ``order`` at ``cutoff`` followed by two
+        differentiations -- ``5-point`` (robid's non-periodic path), ``central`` (numpy.gradient, the plain
+        recipe: gain sin(w h) / h) or ``exact`` (spectral, j w) -- equation (2) with that differentiator."""
+        w = 2.0 * np.pi * self.f
+        if differentiator == "5-point":
+            d = filtering.derivative_gain(self.f, self.rate)
+        elif differentiator == "central":
+            d = np.sin(w / self.rate) * self.rate
+        else:
+            d = w
+        risk = _risks(_warped(self.f, self.rate) ** (2 * order), d**2, w, self.s_hat, self.noise,
+                      np.array([float(cutoff)]), self.rate, order)
+        return np.sqrt(risk[0])
+
+    def noise_std(self, cutoff: float, order: int, derivative: int) -> np.ndarray:
+        """Std (C,) of the noise left on the ``derivative``-th central difference (numpy.gradient, gain
+        sin(w h) / h each) of the positions low-passed by the zero-phase Butterworth of ``order`` at ``cutoff``:
+        sqrt(mean_f H^2 d^(2 n) N_hat) (Parseval)."""
+        d = np.sin(2.0 * np.pi * self.f / self.rate) * self.rate
+        gain = (zero_phase_response(self.f, cutoff, self.rate, order) * d**derivative) ** 2
+        return np.sqrt(gain @ self.noise / self.f.size)
 
 
-def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: float | None = None) -> CutoffChoice:
+def choose_cutoff(
+    x: np.ndarray,
+    rate: float,
+    order: int,
+    span: float,
+    given: float | None = None,
+    spectra: PositionSpectra | None = None,
+) -> CutoffChoice:
     """The cut-off (Hz) for positions ``x`` (N, C) sampled at ``rate`` that minimises the predicted acceleration
     error (module docstring), searched on a log grid between 12/span (edges trimmed at 3/fc then take at most
     half of a record of ``span`` seconds; at least 40 samples remain) and 0.4 fs; with ``given``, that cut-off
-    and its predicted error."""
-    f, p, nu = position_spectrum(x, rate)
-    noise, excess = noise_spectrum(f, p, nu)
-    s_hat = signal_spectrum(p, noise, excess, nu)
+    and its predicted error. ``spectra``: the estimates of ``x`` when the caller already has them."""
+    spectra = spectra if spectra is not None else PositionSpectra.of(x, rate)
+    f, s_hat, noise = spectra.f, spectra.s_hat, spectra.noise
     w = 2.0 * np.pi * f
     d2 = filtering.derivative_gain(f, rate) ** 2
     accel = np.mean(w[:, None] ** 4 * s_hat, axis=0)
@@ -246,6 +341,10 @@ def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: fl
     risks = _risks(_warped(f, rate) ** (2 * order), d2, w, s_hat, noise, grid, rate, order)  # (G, C)
     scale = np.where(moving, accel, np.inf) if moving.any() else np.ones_like(accel)
     k = int(np.argmin(np.sum(risks / scale[None, :], axis=1)))
+    # each channel's own: the least predicted error where it moves; a channel at rest (signal under 30 dB above
+    # its noise) has no motion to keep, whatever its spectrum shows (rounding flips of a hold logged with 4
+    # decimals read as motion took a resting joint's own cut-off to 99 Hz): the lowest candidate
+    own = np.where(moving, np.argmin(risks, axis=0), 0)
     bound = "" if given is not None or lo >= hi else ("lower" if k == 0 else ("upper" if k == grid.size - 1 else ""))
     return CutoffChoice(
         cutoff=float(grid[k]),
@@ -256,6 +355,8 @@ def choose_cutoff(x: np.ndarray, rate: float, order: int, span: float, given: fl
         bounds=(float(lo), float(hi)),
         at_bound=bound,
         given=given is not None,
+        own_cutoffs=tuple(float(grid[i]) for i in own),
+        own_error_rms=tuple(float(np.sqrt(risks[i, c])) for c, i in enumerate(own)),
     )
 
 

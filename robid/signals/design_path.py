@@ -64,7 +64,9 @@ def process_design_period(t: np.ndarray, sig: dict, o: ProcessingOptions, where:
         f"joint at the cut ends {speeds[0]:.3g} and {speeds[1]:.3g}; measured positions outside the kept band "
         f"(rms per joint) {format_values(tuple(out_of_band))}"
     )
-    return dataclasses.replace(result, mode="rest-to-rest", period_source="design")
+    return dataclasses.replace(
+        result, mode="rest-to-rest", period_source="design", onto_grid=lambda x: CubicSpline(t, x, axis=0)(grid[:m])
+    )
 
 
 def _check_design(design: DesignSamples, dof: int, where: str) -> None:

@@ -59,18 +59,3 @@ def derivative_gain(f: np.ndarray, rate: float) -> np.ndarray:
     """|D(f)| of the 5-point central difference: (8 sin(w h) - sin(2 w h)) / (6 h), w = 2 pi f."""
     wh = 2.0 * np.pi * f / rate
     return (8.0 * np.sin(wh) - np.sin(2.0 * wh)) / 6.0 * rate
-
-
-def estimate_cutoff(t: np.ndarray, x: np.ndarray, rate: float, dynamic_range: float = 1e3) -> float:
-    """A cut-off from the data when the user gives none: twice the highest frequency at which any position
-    channel's power spectrum (Welch, Hann window) stands ``dynamic_range`` (30 dB) above its own noise floor
-    (the median of the upper half of the spectrum), kept within [0.5 Hz, 0.4 fs]."""
-    n = x.shape[0]
-    nperseg = int(min(n, max(256, 2 ** int(np.log2(max(n // 8, 1))))))
-    f, p = signal.welch(x - x.mean(axis=0), fs=rate, nperseg=nperseg, axis=0, detrend="constant")
-    floor = np.median(p[f >= f[-1] / 2], axis=0)
-    above = p > dynamic_range * np.maximum(floor, 1e-300)
-    above[0] = False
-    idx = np.flatnonzero(np.any(above, axis=1))
-    f_signal = float(f[idx[-1]]) if idx.size else 0.25
-    return float(np.clip(2.0 * f_signal, 0.5, 0.4 * rate))

@@ -21,6 +21,7 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.signals import bands, filtering, noise
+from robid.signals.cutoff import PositionSpectra
 from robid.signals.path_result import MIN_SAMPLES, PathResult, format_values
 from robid.signals.records import NoiseEstimate, RowNoise
 from robid.signals.streamed_filter import pad_length, zero_phase_blocks
@@ -55,12 +56,15 @@ def decimation_factor(decimate: int | None, fc: float, rate: float) -> int:
     return int(decimate)
 
 
-def process_nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str) -> PathResult:
-    """Filter and differentiate the record on the uniform grid ``t``; trim the edges and decimate."""
+def process_nonperiodic(
+    t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, spectra: PositionSpectra | None = None
+) -> PathResult:
+    """Filter and differentiate the record on the uniform grid ``t``; trim the edges and decimate. ``spectra``:
+    the positions' spectral estimates when the caller has them (:class:`robid.signals.cutoff.PositionSpectra`)."""
     h = float(t[1] - t[0])
     rate = 1.0 / h
     q, tau = sig["q"], sig["tau"]
-    choice = bands.lowpass_cutoff(o.cutoff_hz, t, q, rate, o.filter_order)
+    choice = bands.lowpass_cutoff(o.cutoff_hz, t, q, rate, o.filter_order, spectra)
     fc = choice.cutoff
     # the rate over the whole record for the factor: one step of stamps rounded by their float format is off by
     # up to 2e-5 relative (t ~ 1.7e9 s), the span by 1e-8
@@ -125,6 +129,9 @@ def process_nonperiodic(t: np.ndarray, sig: dict, o: ProcessingOptions, where: s
         row_noise=row_noise,
         parallel_filter=parallel_filter,
         decimation=r,
+        predicted_qdd_error=choice.predicted_error_rms,
+        onto_grid=lambda x: x[pick],
+        whole_states=derivs[:3],
     )
 
 

@@ -45,6 +45,15 @@ class PathResult:
     parallel_filter: Callable[[Callable[..., np.ndarray]], np.ndarray] | None = None
     #: the processed rows are every ``decimation``-th sample of the filtered record (non-periodic path)
     decimation: int = 1
+    #: per joint, the path's predicted rms error of qdd (its band's risk where it chose the band, else the noise
+    #: it lets through), for the guard (robid.signals.guard)
+    predicted_qdd_error: tuple[float, ...] | None = None
+    #: a signal on the whole uniform grid (N, C) carried onto this path's grid as the path carries the positions
+    #: (its samples, window, decimation; the K periods cut and averaged), for the guard
+    onto_grid: Callable[[np.ndarray], np.ndarray] | None = None
+    #: the whole record's q, qd, qdd that ``parallel_filter`` evaluates functions of the states on (non-periodic
+    #: path); the guard writes the plain recipe's into the joints it takes it for, so the regressor follows
+    whole_states: list[np.ndarray] | None = None
 
 
 def format_values(values: tuple[float, ...]) -> str:

@@ -21,7 +21,7 @@ from robid.errors import RobidInputError
 from robid.signals import bands, noise, periodic, periodic_samples, whole_periods
 from robid.signals.path_result import PathResult, format_values
 from robid.signals.single_period import process_single_period
-from robid.signals.spectral_band import SpectralBand, choice_account, choose_band
+from robid.signals.spectral_band import BandRisk, SpectralBand, choice_account, choose_band
 
 if TYPE_CHECKING:
     from robid.signals.processing import ProcessingOptions
@@ -75,11 +75,16 @@ def process_periodic(
         )
     lines.append(f"averaged {avg.n} periods")
     segment = (place.start, place.start + k * cut.period)
+
+    def periods_of(x: np.ndarray) -> np.ndarray:
+        return periodic.cut_periods(t, {"x": x}, place.start, period, k).periods["x"]
+
     if not o.average_periods:
-        return periodic_samples.process_samples(
+        result = periodic_samples.process_samples(
             cut, _hard_band(avg, cut.period, o), lambda p: _torque_band(avg, p, o, lines), o, segment, source, lines
         )
-    band = _averaged_band(avg, cut.period, o, lines)
+        return replace(result, onto_grid=lambda x: periods_of(x).reshape(-1, x.shape[1]))
+    band, risk = _averaged_band(avg, cut.period, o, lines)
     derivs, tau_f, theta_f, est, apply_filter = _spectral(avg, cut.period, band, o, lines)
     return PathResult(
         t=cut.t,
@@ -96,6 +101,8 @@ def process_periodic(
         harmonics=band.kept,
         segment=segment,
         rejected=rejected,
+        predicted_qdd_error=tuple(float(v) for v in risk.error()) if risk is not None else est.qdd_std_processed,
+        onto_grid=lambda x: periods_of(x)[avg.keep].mean(axis=0),
     )
 
 
@@ -194,12 +201,14 @@ def _torque_band(avg: _Averaged, positions: SpectralBand, o: ProcessingOptions, 
     return torques
 
 
-def _averaged_band(avg: _Averaged, period: float, o: ProcessingOptions, lines: list[str]) -> PeriodBand:
+def _averaged_band(
+    avg: _Averaged, period: float, o: ProcessingOptions, lines: list[str]
+) -> tuple[PeriodBand, BandRisk | None]:
     """The bands of the averaged period: the hard band given or chosen from the SNR, or -- automatic -- per
     joint that or a smooth response, whichever predicts the smaller acceleration error on the rows
-    identification uses (:func:`robid.signals.spectral_band.choose_band`)."""
+    identification uses (:func:`robid.signals.spectral_band.choose_band`), with the predicted errors then."""
     hard = _hard_band(avg, period, o)
-    positions = hard
+    positions, risk = hard, None
     if o.harmonics is None and o.cutoff_hz is None:
         lines.append(f"DFT of the averaged period, hard band: {hard.describe(period)}")
         floor = noise.pooled_noise_floor(avg.harm_q, avg.n)
@@ -207,7 +216,7 @@ def _averaged_band(avg: _Averaged, period: float, o: ProcessingOptions, lines: l
         lines.append(choice_account(positions, risk, period))
     else:
         lines.append(f"DFT of the averaged period: kept {hard.describe(period)}")
-    return PeriodBand(positions, _torque_band(avg, positions, o, lines))
+    return PeriodBand(positions, _torque_band(avg, positions, o, lines)), risk
 
 
 def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOptions, lines: list[str]):

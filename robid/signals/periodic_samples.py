@@ -68,7 +68,7 @@ def process_samples(
     block, steps = _without_end_jump(cut, span, orders)
     floors = _floors(block, k, block_weights(hard, k, m)[:, 0], o.position_step)
     lines.append(f"DFT of the {k}-period block, hard band: {hard.describe(period)}")
-    positions = hard
+    positions, risk = hard, None
     if o.harmonics is None and o.cutoff_hz is None:
         positions, risk = choose_band(block["q"], floors[0], period, k, hard, o.min_speed, o.snr_threshold)
         lines.append(choice_account(positions, risk, period))
@@ -107,6 +107,7 @@ def process_samples(
         n_periods=k,
         harmonics=positions.kept(),
         segment=segment,
+        predicted_qdd_error=tuple(float(v) for v in risk.error()) if risk is not None else est.qdd_std_processed,
     )
 
 

@@ -18,8 +18,10 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.signals import periodic, selection, whole_periods
+from robid.signals.cutoff import PositionSpectra
 from robid.signals.design_alignment import DesignSamples
 from robid.signals.design_path import process_design_period
+from robid.signals.guard import PlainRecipe, guarded
 from robid.signals.measured_velocity import MeasuredVelocity, measured_velocity
 from robid.signals.noise import logged_step
 from robid.signals.nonperiodic_path import process_nonperiodic
@@ -43,8 +45,8 @@ class ProcessingOptions:
     ``rate``: resample to this rate. ``start``/``end``: time window of the record to use.
     ``n_periods``: how many periods to use (default: all that fit in the periodic part of the record).
     ``derivatives``: highest derivative of q to compute (2..4). ``decimate``: integer factor (1: every row), or None
-    (the default, ``auto`` in files and on the command line): chosen from the cut-off (non-periodic: the largest factor keeping the rate at or above 5 times the cut-off,
-    robid.signals.nonperiodic_path.decimation_factor).
+    (the default, ``auto`` in files and on the command line): chosen from the cut-off (non-periodic: the largest
+    factor keeping the rate at or above 5 times the cut-off, robid.signals.nonperiodic_path.decimation_factor).
     ``min_speed``: mark (sample, joint) rows with |qd| below it (rad/s, m/s for prismatic joints) as unused;
     None or 0 keeps every row. The library takes it as given; the commands (``robid process``, ``identify``,
     ``payload``) and campaigns default to :data:`robid.defaults.DEFAULT_MIN_SPEED`.
@@ -115,7 +117,12 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
     if t.size < MIN_SAMPLES:
         raise RobidInputError(f"{where}: only {t.size} samples after resampling; at least {MIN_SAMPLES} are needed")
 
-    result = _choose_and_run(t, sig, opts, where, lines)
+    spectra = PositionSpectra.of(sig["q"], (t.size - 1) / float(t[-1] - t[0]))
+    result = _choose_and_run(t, sig, opts, where, lines, spectra)
+    repeats = result.mode in ("periodic", "periodic-samples") and result.n_periods >= 2
+    plain = PlainRecipe.of(t, sig["q"], None if repeats else spectra, lines=repeats)
+    result, guard = guarded(result, plain, max(2, opts.derivatives), opts.harmonics is None and opts.cutoff_hz is None)
+    result = replace(result, lines=[*result.lines, guard.line()])
     measured = measured_velocity(t, qd_file, result, logged_step(measurement.qd)) if qd_file is not None else None
     if opts.decimate != 1 and result.mode != "nonperiodic":
         lines.append(f"decimate {opts.decimate} ignored: decimation belongs to the non-periodic path")
@@ -155,6 +162,7 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         parallel_filter=_with_sign_velocity(result.parallel_filter, measured),
         qd_measured=measured.on_grid if measured is not None else None,
         qd_measured_std=measured.std if measured is not None else None,
+        guard=guard,
     )
 
 
@@ -236,7 +244,9 @@ def _check_options(o: ProcessingOptions, where: str) -> None:
     if o.derivatives not in (2, 3, 4):
         raise RobidInputError(f"derivatives: 2, 3 or 4, got {o.derivatives!r}")
     if o.decimate is not None and not (isinstance(o.decimate, (int, np.integer)) and o.decimate >= 1):
-        raise RobidInputError(f"decimate: a positive integer, or auto (None) for the automatic factor, got {o.decimate!r}")
+        raise RobidInputError(
+            f"decimate: a positive integer, or auto (None) for the automatic factor, got {o.decimate!r}"
+        )
     if o.n_periods is not None and o.n_periods < 1:
         raise RobidInputError(f"periods: a positive integer, got {o.n_periods!r}")
     if o.filter_order < 1 or o.filter_order > 12:
@@ -245,14 +255,16 @@ def _check_options(o: ProcessingOptions, where: str) -> None:
         raise RobidInputError(f"time window: end {o.end:g} s is not after start {o.start:g} s")
 
 
-def _choose_and_run(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, lines: list[str]) -> PathResult:
+def _choose_and_run(
+    t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, lines: list[str], spectra: PositionSpectra
+) -> PathResult:
     """Run the path ``o.mode`` asks for, or choose it (``auto``): the executed period of a known design, else
     periodic with a given or detected period, else rest-to-rest when the record starts and ends at rest, else
     non-periodic."""
     q = sig["q"]
     span = float(t[-1] - t[0])
     if o.mode == "nonperiodic":
-        return process_nonperiodic(t, sig, o, where)
+        return process_nonperiodic(t, sig, o, where, spectra)
     if o.design is not None and o.mode in ("auto", "rest-to-rest"):
         return process_design_period(t, sig, o, where, lines)
     if o.mode == "rest-to-rest":
@@ -262,7 +274,7 @@ def _choose_and_run(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, 
                 f"{where}: the record does not start and end at rest (every joint slower than "
                 f"{selection.STANDSTILL_SPEED:g} rad/s); use another mode"
             )
-        return process_single_period(t, sig, window, o, "segment", where)
+        return process_single_period(t, sig, window, o, "segment", where, spectra)
     period, source = o.period, (o.period_source if o.period is not None else None)
     if period is None:
         period, source = _detected_period(t, q, o, where, lines)
@@ -273,9 +285,9 @@ def _choose_and_run(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, 
     window = selection.rest_to_rest_window(t, q)
     if window is not None:
         lines.append("the record starts and ends at rest: processed as one rest-to-rest period")
-        return process_single_period(t, sig, window, o, "segment", where)
+        return process_single_period(t, sig, window, o, "segment", where, spectra)
     lines.append("not periodic and not rest-to-rest: non-periodic path")
-    return process_nonperiodic(t, sig, o, where)
+    return process_nonperiodic(t, sig, o, where, spectra)
 
 
 def _detected_period(

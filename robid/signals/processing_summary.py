@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from robid.record.codec import finite, finite_tuple
-from robid.record.runs import DroppedSample, NoiseLevels, ProcessingSummary
+from robid.record.runs import DroppedSample, NoiseLevels, ProcessingGuard, ProcessingSummary
 from robid.signals.records import ProcessedSignals
 
 _NOISE_STD = ("q_std", "tau_std", "q_std_processed", "qd_std_processed", "qdd_std_processed", "tau_std_processed")
@@ -35,4 +35,19 @@ def processing_summary(p: ProcessedSignals) -> ProcessingSummary:
         samples_read=int(p.dropped.samples_read),
         notes=tuple(p.notes),
         method=tuple(p.method.splitlines()),
+        guard=_guard(p),
+    )
+
+
+def _guard(p: ProcessedSignals) -> ProcessingGuard | None:
+    """The guard's choice of ``p`` as a record (robid.signals.guard)."""
+    g = p.guard
+    if g is None:
+        return None
+    return ProcessingGuard(
+        kept=tuple(g.kept),
+        robid_qdd_error=finite_tuple(g.robid_error),
+        plain_qdd_error=finite_tuple(g.plain_error),
+        plain_cutoff_hz=finite_tuple(g.plain_cutoff),
+        applied=bool(g.applied),
     )

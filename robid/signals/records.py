@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from robid.signals.design_alignment import DesignSamples
+
+if TYPE_CHECKING:
+    from robid.signals.guard import GuardChoice
 
 
 def _frozen(array: np.ndarray | None) -> np.ndarray | None:
@@ -220,6 +224,8 @@ class ProcessedSignals(_Samples):
     # (robid.signals.measured_velocity: the velocity whose sign the Coulomb term takes)
     qd_measured: np.ndarray | None = None
     qd_measured_std: tuple[float, ...] | None = None
+    # per joint, robid's processing or the plain recipe, whichever predicts the smaller qdd error (signals/guard.py)
+    guard: GuardChoice | None = None
 
     def __post_init__(self) -> None:
         for name in ("t", "q", "qd", "qdd", "tau", "qddd", "qdddd", "theta", "thetad", "thetadd", "qd_measured"):

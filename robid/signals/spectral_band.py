@@ -195,21 +195,43 @@ def motion_bins(
     harmonics hold motion wherever their bins have ``snr`` times the power of the noise (a sparse line
     spectrum, as a Fourier design's, has no neighbourhood above the noise; with the 99.9 % test instead, one
     noise bin at a high harmonic, in one record of a few dozen, was counted as motion that every band
-    without it loses)."""
+    without it loses). A neighbourhood standing above the noise holds motion only where it is joined to such a
+    harmonic of the channel (:func:`_joined_to_motion`): a robot's motion spectrum runs on from its band until
+    it meets the noise; a stretch of noise far above it that happens to stand out of its floor is not motion
+    (issue 31: at 120-220 Hz of a 0.75 Hz motion, in most two-period records)."""
     ratio = power / np.maximum(floor, 1e-300)
     harmonic_ratio = ratio[::k]  # bins b = K h
     stretch = median_filter(harmonic_ratio, size=(min(STRETCH, harmonic_ratio.shape[0]), 1), mode="nearest")
     stretch = stretch / (stats.chi2.median(2) / 2.0)
     b = np.arange(power.shape[0])
     nearest = np.minimum(np.floor(b / k + 0.5).astype(int), stretch.shape[0] - 1)
-    in_band = np.asarray(hard, dtype=bool)[np.minimum(nearest, hard.size - 1)]
+    mask = np.asarray(hard, dtype=bool)
+    anchors = np.zeros(harmonic_ratio.shape, dtype=bool)
+    anchors[: mask.size] = mask[: harmonic_ratio.shape[0], None] & (harmonic_ratio[: mask.size] > snr)
+    anchors[0] = False
+    stretched = _joined_to_motion(stretch > STRETCH_EXCESS, anchors)
+    in_band = mask[np.minimum(nearest, mask.size - 1)]
     kappa = stats.chi2.ppf(SIGNIFICANCE, 2) / 2.0
     significant = ratio > kappa
     at_harmonic = (b % k == 0)[:, None]
-    stretch_ok = (stretch[nearest] > STRETCH_EXCESS)[:, :] & (at_harmonic | significant)
+    stretch_ok = stretched[nearest] & (at_harmonic | significant)
     s = (stretch_ok | (in_band[:, None] & (ratio > snr))) & (b / k <= top)[:, None]
     s[0] = False
     return s
+
+
+def _joined_to_motion(raised: np.ndarray, anchors: np.ndarray) -> np.ndarray:
+    """The runs of consecutive harmonics in ``raised`` (H, C) that hold, or lie within half a ``STRETCH`` of, a
+    harmonic in ``anchors`` (H, C): the neighbourhoods joined to the channel's own significant harmonics."""
+    out = np.zeros_like(raised)
+    reach = STRETCH // 2
+    for c in range(raised.shape[1]):
+        near = np.convolve(anchors[:, c].astype(float), np.ones(2 * reach + 1), mode="same") > 0
+        edges = np.diff(np.concatenate([[0], raised[:, c].astype(np.int8), [0]]))
+        for lo, hi in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), strict=True):
+            if near[lo:hi].any():
+                out[lo:hi, c] = True
+    return out
 
 
 @dataclass(frozen=True)
