@@ -37,9 +37,9 @@ from robid.record.runs import RunRecord, TorqueFit
 #: 1.1: motor_joints (the elastic layout); 1.2: the runs' display.deflection_* (elastic) and
 #: processing.motor_encoders_only; 1.3: the runs' reference-model fits (references) and processing.references;
 #: 1.4: friction_models (nonlinear-friction model selection), estimator_comparison, processing.friction_models and
-#: processing.compare_methods; 1.5 (a session's minor version, folded into 2.0): the runs' guard (the signal
-#: stage's choice per joint between its processing and the plain recipe, robid.signals.guard); 2.0: friction_models.models, .adopted and .fit (the chosen friction models as the
-#: record's model), choices (what identification chose by default, and why). A new major version: the base values
+#: processing.compare_methods; 2.0: the runs' guard (the signal stage's choice per joint between its processing
+#: and the plain recipe, robid.signals.guard), friction_models.models, .adopted and .fit (the chosen friction models
+#: as the record's model), choices (what identification chose by default, and why). A new major version: the base values
 #: of a record that adopted a nonlinear friction model assume it, so a 1.x reader, which would evaluate them with the
 #: linear friction alone, must refuse the file; this reader reads 1.x files too (no adopted model).
 SCHEMA_VERSION = "2.0"
