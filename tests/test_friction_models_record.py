@@ -12,7 +12,6 @@ import robid
 from robid.excitation.fourier import FourierTrajectory
 from robid.identification.identify import IdentificationOptions, run_identification
 from robid.io.result_file import read_result, write_result
-from robid.record import SCHEMA_VERSION
 from robid.signals import ProcessingOptions
 from robid.simulation import SensorSettings, simulate
 from tests.test_closed_loop_estimators import _arm, _trajectory
