@@ -118,7 +118,17 @@ def trajectory_from_dict(data: dict, where: str = "trajectory") -> TrajectoryFil
     if a.shape[1] != int(data.get("harmonics", a.shape[1])):
         raise RobidInputError(f"{where}: harmonics: does not match the coefficient arrays")
     rest = data.get("rest_order") if data.get("rest_to_rest") else None
-    traj = FourierTrajectory(period, center, a, b, rest, tuple(data.get("joint_names") or ()))
+    names = data.get("joint_names") or []
+    if not isinstance(names, list) or not all(isinstance(n, str) and 0 < len(n) <= 64 for n in names):
+        raise RobidInputError(f"{where}: joint_names: expected a list of names (strings of 1 to 64 characters)")
+    if names and len(names) != dof:
+        raise RobidInputError(f"{where}: joint_names: {len(names)} names for {dof} joints")
+    for key in ("design", "limits"):
+        if not isinstance(data.get(key) or {}, dict):
+            raise RobidInputError(f"{where}: {key}: expected a mapping")
+    if not isinstance((data.get("design") or {}).get("criteria") or {}, dict):
+        raise RobidInputError(f"{where}: design.criteria: expected a mapping")
+    traj = FourierTrajectory(period, center, a, b, rest, tuple(names))
     limits = JointLimitSet.from_dict(data.get("limits") or {}, dof)
     return TrajectoryFile(
         traj,

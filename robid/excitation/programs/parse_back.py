@@ -318,8 +318,13 @@ def parse_program(path: str | Path, fmt: str) -> ExecutedMotion:
 
 def commanded_label(texts: dict[str, str]) -> str | None:
     """The ``commanded=`` entry of a program's robid-program line (None: the program commands the design)."""
-    match = re.search(r"robid-program: [^\n\r]*?\bcommanded=([^;\s]+)", "".join(texts.values()))
-    return match.group(1) if match else None
+    for text in texts.values():
+        try:
+            label = parse_metadata(text).get("commanded")
+        except ValueError:
+            continue
+        return label or None
+    return None
 
 
 def commanded_reference(commanded: CommandedPath) -> Callable[[ExecutedMotion], np.ndarray]:
