@@ -24,6 +24,7 @@ from robid import progress
 from robid.errors import RobidInputError
 from robid.fleet.results import FleetResult
 from robid.fleet.spec import FleetJob, FleetSpec
+from robid.io.files import ensure_folder
 
 _log = logging.getLogger(__name__)
 
@@ -96,8 +97,7 @@ def run_fleet(spec: FleetSpec, out: str | Path, client=None, *, force: bool = Fa
     ``analyse``: then the drift analysis, the fleet report and the results table (when their modules exist).
     Lines go to ``log`` (default: the logger ``robid.fleet.runner``)."""
     log = log or _log.info
-    out = Path(out).resolve()  # workers on other machines see the same absolute paths (shared file system)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_folder(Path(out).resolve(), "fleet's output folder")  # absolute: what workers elsewhere see
     jobs = spec.jobs
     t0 = time.perf_counter()
     where = "serially" if client is None else f"on Dask ({_describe(client)})"

@@ -36,6 +36,8 @@ from robid.estimation import (
 from robid.estimation.correlated import RowCorrelation
 from robid.identification.closed_loop_estimation import CLOSED_LOOP_METHODS, ClosedLoopOptions, closed_loop_estimate
 from robid.identification.datasets import DataSet, compressed_problem, load_dataset, row_correlation, stack
+from robid.identification.plausibility import torque_sign_warnings
+from robid.io.plausibility import check_distinct_runs
 from robid.io.screening import ScreeningPolicy
 from robid.record import IdentificationRecord
 from robid.robot import Robot
@@ -148,6 +150,7 @@ def run_identification(
             raise RobidInputError(f"--compare-methods: {method!r} is not one of {', '.join(METHODS)}")
     if not files:
         raise RobidInputError("identify: at least one measurement file is needed")
+    check_distinct_runs(files, lambda f: (o.processing_for(f), o.mapping_for(f)))  # the same run twice: refused
     base = robot.base_parameters()
     notes: list[str] = []
     validated = f", validated on {len(validation_files)}" if validation_files else ""
@@ -155,6 +158,8 @@ def run_identification(
     with progress.stage(label, _log):
         with progress.bar(len(files) + len(validation_files), "identify: files", "files") as files_bar:
             work = _solve(robot, files, o, validation_files, notes, files_bar)
+        flipped = torque_sign_warnings(robot, work.datasets, base.names, work.values, work.estimate.std)
+        work = dataclasses.replace(work, notes=work.notes + tuple(flipped)) if flipped else work
         with progress.stage("identification: the record (fit, bands, spectra of every run)", _log, logging.DEBUG):
             record = identification_record(work)
     fields = {f.name: getattr(work, f.name) for f in dataclasses.fields(Solution)}

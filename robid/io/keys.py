@@ -27,3 +27,24 @@ def check_keys(data: Mapping, allowed: Iterable[str], where: str) -> None:
     unknown = sorted(str(k) for k in data if k not in allowed)
     if unknown:
         raise RobidInputError(f"{where}: {unknown_field_message(unknown[0], allowed)}")
+
+
+def check_string_fields(data: object, field, where: str) -> None:
+    """Refuse a list or mapping where the schema ``field`` (a :class:`robid.schemas.fields.Field`) and the fields
+    below it say text: a name, a title, a path (``FILE: report.title: expected a string, got a list``). Numbers
+    and dates in a text field are left to the readers, which take their text. Iterative, along the schema."""
+    stack = [(data, field, "")]
+    while stack:
+        value, f, path = stack.pop()
+        if f is None:
+            continue
+        types = set(f.types)
+        if isinstance(value, dict | list) and types <= {"string", "null", "number", "integer", "boolean"}:
+            kind = "a list" if isinstance(value, list) else "a mapping"
+            raise RobidInputError(f"{where}: {path or f.name}: expected {' or '.join(sorted(types))}, got {kind}")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                child = next((c for c in f.children if c.name == key), None) if f.children else f.values
+                stack.append((item, child, f"{path}.{key}" if path else str(key)))
+        elif isinstance(value, list) and f.items is not None:
+            stack.extend((item, f.items, f"{path}[{k}]") for k, item in enumerate(value))
