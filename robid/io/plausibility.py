@@ -77,3 +77,38 @@ def check_distinct_runs(sources, options_of) -> None:
                 "give each run once"
             )
         seen[key] = str(source)
+
+
+#: relative tolerance of the covariance checks (rounding of a RESULT.json's decimal numbers)
+COVARIANCE_TOLERANCE = 1e-6
+
+
+def check_covariance(covariance, names, where: str) -> None:
+    """Refuse (an **error**) a covariance of the base parameters ``names`` that is not square of their size,
+    not symmetric, has a negative variance or is not positive semi-definite (negative eigenvalue of its
+    correlation matrix), each to :data:`COVARIANCE_TOLERANCE`; entries that are not available (NaN) are left
+    out. A RESULT.json that fails was edited or corrupted: what robid would export from it is meaningless."""
+    c = np.asarray(covariance, dtype=float)
+    n = len(names)
+    if c.shape != (n, n):
+        raise RobidInputError(f"{where}: covariance: expected {n} x {n} (one row per base parameter), got {c.shape}")
+    diag = np.diag(c)
+    bad = np.flatnonzero(np.isfinite(diag) & (diag < 0))
+    if bad.size:
+        raise RobidInputError(f"{where}: covariance: negative variance of {names[bad[0]]} ({diag[bad[0]]:.6g})")
+    scale = np.sqrt(np.abs(np.outer(diag, diag)))
+    both = np.isfinite(c) & np.isfinite(c.T) & (scale > 0)
+    asym = np.where(both, np.abs(c - c.T) / np.where(scale > 0, scale, 1.0), 0.0)
+    if asym.size and asym.max() > COVARIANCE_TOLERANCE:
+        i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
+        raise RobidInputError(f"{where}: covariance: not symmetric: entry ({names[i]}, {names[j]}) = {c[i, j]:.6g} "
+                              f"but ({names[j]}, {names[i]}) = {c[j, i]:.6g}")
+    keep = np.flatnonzero(np.all(np.isfinite(c), axis=1) & (diag > 0))
+    if keep.size:
+        sub = c[np.ix_(keep, keep)]
+        d = np.sqrt(np.diag(sub))
+        correlation = 0.5 * (sub + sub.T) / np.outer(d, d)
+        smallest = float(np.linalg.eigvalsh(correlation)[0])
+        if smallest < -COVARIANCE_TOLERANCE:
+            raise RobidInputError(f"{where}: covariance: not positive semi-definite (its correlation matrix has the "
+                                  f"eigenvalue {smallest:.3g})")
