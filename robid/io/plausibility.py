@@ -34,6 +34,7 @@ def check_positions(q: np.ndarray, robot, where: str, notes: list[str]) -> None:
     if robot is None or q is None or not np.size(q):
         return
     q = np.asarray(q, dtype=float)
+    warnings = []
     for j, joint in enumerate(robot.joints[: q.shape[1]]):
         limits = getattr(joint.limits, "position", None)
         if limits is None or not all(np.isfinite(limits)):
@@ -57,8 +58,10 @@ def check_positions(q: np.ndarray, robot, where: str, notes: list[str]) -> None:
             text = (f"{where}: joint {joint.name}: positions reach [{low:.4g}, {high:.4g}] {unit}, outside its "
                     f"limits [{lo:.4g}, {hi:.4g}] {unit} by {beyond:.3g} {unit} (an encoder offset, or limits of "
                     "the robot file that are too tight?)")
-            notes.append(text)
-            _log.warning(text)
+            warnings.append(text)
+    for text in warnings:  # only when no joint was refused
+        notes.append(text)
+        _log.warning(text)
 
 
 def check_distinct_runs(sources, options_of) -> None:
