@@ -203,7 +203,8 @@ def exports(tmp_path_factory):
     from robid.export import export_model
 
     out = {}
-    for key, name, run in (("plain", "harmless", "run.csv"), ("hostile", ALL, "run*\\ */\n\u2028\"\"\"'-->.csv".replace("/", "|"))):
+    hostile_run = "run*\\ *|\n\u2028\"\"\"'-->.csv"  # no "/" in a file name
+    for key, name, run in (("plain", "harmless", "run.csv"), ("hostile", ALL, hostile_run)):
         folder = tmp_path_factory.mktemp(key)
         robot, record = _identified(folder, name, run.replace("\x00", ""))
         source = f"{folder}/res*/\n\"\"\"-->\u2028.json"

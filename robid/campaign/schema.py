@@ -42,8 +42,8 @@ from typing import Any
 
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
+from robid.io.keys import check_field_types
 from robid.io.keys import check_keys as _keys
-from robid.io.keys import check_string_fields
 from robid.schemas import campaign as schema
 
 TOP_KEYS = schema.CAMPAIGN.keys()
@@ -141,7 +141,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     if not isinstance(data, dict):
         raise RobidInputError(f"{w}: expected a mapping with robid_campaign, name, robot, ...")
     _keys(data, TOP_KEYS, w)
-    check_string_fields(data, schema.CAMPAIGN, w)
+    check_field_types(data, schema.CAMPAIGN, w)
     if data.get("robid_campaign") != 1:
         raise RobidInputError(f"{w}: robid_campaign: schema version must be 1, got {data.get('robid_campaign')!r}")
     name = data.get("name")

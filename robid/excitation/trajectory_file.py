@@ -115,7 +115,8 @@ def trajectory_from_dict(data: dict, where: str = "trajectory") -> TrajectoryFil
         raise RobidInputError(f"{where}: {exc.args[0]}: missing") from None
     except (TypeError, ValueError) as exc:
         raise RobidInputError(f"{where}: coefficients: {exc}") from None
-    if a.shape[1] != int(data.get("harmonics", a.shape[1])):
+    harmonics = data.get("harmonics", a.shape[1])
+    if isinstance(harmonics, bool) or not isinstance(harmonics, int | float) or a.shape[1] != harmonics:
         raise RobidInputError(f"{where}: harmonics: does not match the coefficient arrays")
     rest = data.get("rest_order") if data.get("rest_to_rest") else None
     names = data.get("joint_names") or []
@@ -128,8 +129,11 @@ def trajectory_from_dict(data: dict, where: str = "trajectory") -> TrajectoryFil
             raise RobidInputError(f"{where}: {key}: expected a mapping")
     if not isinstance((data.get("design") or {}).get("criteria") or {}, dict):
         raise RobidInputError(f"{where}: design.criteria: expected a mapping")
-    traj = FourierTrajectory(period, center, a, b, rest, tuple(names))
-    limits = JointLimitSet.from_dict(data.get("limits") or {}, dof)
+    try:
+        traj = FourierTrajectory(period, center, a, b, rest, tuple(names))
+        limits = JointLimitSet.from_dict(data.get("limits") or {}, dof)
+    except (TypeError, ValueError, IndexError) as exc:
+        raise RobidInputError(f"{where}: limits: {' '.join(str(exc).split())}") from None
     return TrajectoryFile(
         traj,
         limits,

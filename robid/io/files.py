@@ -144,20 +144,31 @@ def _yaml_children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+def _reader_problem(exc: yaml.reader.ReaderError) -> str:
+    code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+    return f"character {code:#06x} at position {exc.position} is not allowed in YAML"
+
+
 def parse_yaml(text: str, where: str) -> Any:
     """The YAML document ``text`` (safe tags only), its size with aliases expanded and its depth checked before it
     is built (module docstring); errors name ``where`` and the line."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, escape, ...)
+        raise RobidInputError(f"{where}: {_reader_problem(exc)}") from None
     try:
         node = loader.get_single_node()
         if node is None:
             return None
         _yaml_expanded_size(node, where)
         return loader.construct_document(node)
+    except yaml.reader.ReaderError as exc:
+        raise RobidInputError(f"{where}: {_reader_problem(exc)}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 1}:" if mark is not None else ""
-        raise RobidInputError(f"{where}:{line} malformed YAML ({getattr(exc, 'problem', exc)})") from None
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise RobidInputError(f"{where}:{line} malformed YAML ({problem})") from None
     except RecursionError:
         raise RobidInputError(f"{where}: lists and mappings nested too deep to read") from None
     finally:
