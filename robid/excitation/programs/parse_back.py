@@ -309,7 +309,9 @@ PARSERS = {"csv": parse_csv, "krl": parse_krl, "rapid": parse_rapid, "urscript":
 
 def read_program_texts(path: str | Path, fmt: str) -> dict[str, str]:
     path = Path(path)
-    return {suffix: path.with_suffix(suffix).read_text() for suffix in SUFFIXES[fmt]}
+    from robid.io.files import read_text
+
+    return {suffix: read_text(path.with_suffix(suffix), "program") for suffix in SUFFIXES[fmt]}
 
 
 def parse_program(path: str | Path, fmt: str) -> ExecutedMotion:
