@@ -107,14 +107,21 @@ def trajectory_from_dict(data: dict, where: str = "trajectory") -> TrajectoryFil
         raise RobidInputError(f"{where}: model: unknown trajectory model {data.get('model')!r}")
     try:
         center = np.asarray(data["center"], dtype=float)
-        dof = center.shape[0]
-        a = np.asarray(data["a"], dtype=float).reshape(dof, -1)
-        b = np.asarray(data["b"], dtype=float).reshape(dof, -1)
+        dof = center.shape[0] if center.ndim == 1 else 0
+        a = np.asarray(data["a"], dtype=float).reshape(dof, -1) if dof else None
+        b = np.asarray(data["b"], dtype=float).reshape(dof, -1) if dof else None
         period = float(data["period"])
     except KeyError as exc:
         raise RobidInputError(f"{where}: {exc.args[0]}: missing") from None
     except (TypeError, ValueError) as exc:
-        raise RobidInputError(f"{where}: coefficients: {exc}") from None
+        raise RobidInputError(f"{where}: coefficients: {' '.join(str(exc).split())}") from None
+    if not dof or a.shape != b.shape or not a.shape[1]:
+        raise RobidInputError(f"{where}: center, a, b: expected a list of joint centres and (joints x harmonics) "
+                              "coefficient arrays of one shape")
+    if not (np.all(np.isfinite(center)) and np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise RobidInputError(f"{where}: center, a, b: not finite")
+    if not (math.isfinite(period) and period > 0):
+        raise RobidInputError(f"{where}: period: expected a positive number of seconds, got {period}")
     harmonics = data.get("harmonics", a.shape[1])
     if isinstance(harmonics, bool) or not isinstance(harmonics, int | float) or a.shape[1] != harmonics:
         raise RobidInputError(f"{where}: harmonics: does not match the coefficient arrays")
@@ -134,13 +141,12 @@ def trajectory_from_dict(data: dict, where: str = "trajectory") -> TrajectoryFil
         limits = JointLimitSet.from_dict(data.get("limits") or {}, dof)
     except (TypeError, ValueError, IndexError) as exc:
         raise RobidInputError(f"{where}: limits: {' '.join(str(exc).split())}") from None
-    return TrajectoryFile(
-        traj,
-        limits,
-        float(data.get("margin") or 0.0),
-        tuple(data.get("cartesian") or ()),
-        dict(data.get("design") or {}),
-    )
+    margin, cartesian = data.get("margin") or 0.0, data.get("cartesian") or []
+    if isinstance(margin, bool) or not isinstance(margin, int | float):
+        raise RobidInputError(f"{where}: margin: expected a number")
+    if not isinstance(cartesian, list) or not all(isinstance(c, dict) for c in cartesian):
+        raise RobidInputError(f"{where}: cartesian: expected a list of mappings")
+    return TrajectoryFile(traj, limits, float(margin), tuple(cartesian), dict(data.get("design") or {}))
 
 
 def cartesian_from_dicts(items: tuple[dict, ...] | list[dict]) -> list[CartesianLimit]:
