@@ -2,8 +2,9 @@
 writes of text and JSON.
 
 Reading is bounded (docs/security.md): a file is measured before it is read whole and refused above a limit
-(:func:`check_size`: 64 MB for documents -- YAML, JSON, URDF, MJCF, programs -- and 1024 MB for measurement
-tables, raised with the environment variables ``ROBID_MAX_DOCUMENT_MB`` and ``ROBID_MAX_TABLE_MB``); text must be
+(:func:`check_size`: 64 MB for documents -- JSON, URDF, programs --, 8 MB for YAML files -- PyYAML holds about 30
+bytes of memory per byte of a document, 2 GB for 60 MB -- and 1024 MB for measurement tables, raised with the
+environment variables ``ROBID_MAX_DOCUMENT_MB``, ``ROBID_MAX_YAML_MB`` and ``ROBID_MAX_TABLE_MB``); text must be
 UTF-8; a JSON or YAML document may nest at most :data:`MAX_DEPTH` levels, and a YAML document's aliases may expand
 it to at most :data:`MAX_YAML_NODES` nodes (a "billion laughs" file is refused before it is built, and so is a
 recursive alias). Each refusal is one line naming the file.
@@ -28,7 +29,8 @@ import yaml
 from robid.errors import RobidInputError
 
 #: default limits of :func:`check_size`, MB, and the environment variables that override them
-SIZE_LIMITS_MB = {"document": ("ROBID_MAX_DOCUMENT_MB", 64.0), "table": ("ROBID_MAX_TABLE_MB", 1024.0)}
+SIZE_LIMITS_MB = {"document": ("ROBID_MAX_DOCUMENT_MB", 64.0), "table": ("ROBID_MAX_TABLE_MB", 1024.0),
+                  "YAML": ("ROBID_MAX_YAML_MB", 8.0)}
 #: the deepest nesting of lists and mappings a JSON or YAML input may have (robid's files need fewer than 10)
 MAX_DEPTH = 100
 #: the most nodes a YAML document may expand to through its aliases
@@ -180,7 +182,7 @@ def read_yaml(path: str | Path, what: str = "", text: str | None = None) -> Any:
     raise RobidInputError naming file and line."""
     path = Path(path)
     if text is None:
-        text = read_text(path, what)
+        text = decode_text(read_bytes(path, what, "YAML"), path)
     return parse_yaml(text, str(path))
 
 
