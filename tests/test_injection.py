@@ -211,6 +211,7 @@ def exports(tmp_path_factory):
         out[key] = {fmt: export_model(record, robot, fmt, source=source).text
                     for fmt in ("python", "c", "urdf", "yaml", "json")}
         out[key]["record"] = record
+        out[key]["robot"] = robot
     return out
 
 
@@ -285,3 +286,34 @@ def test_exported_c_refuses_a_prefix_that_is_not_an_identifier(exports):
     with pytest.raises(robid.RobidInputError, match="prefix"):
         c_source(None, (), (), (), (), (), "", "x */ evil")
     assert dataclasses.is_dataclass(exports["hostile"]["record"])
+
+
+def test_the_html_report_holds_hostile_names_and_titles_as_text(exports, tmp_path):
+    """The report (Jinja2 autoescape, html.escape) of the hostile robot with a hostile title: no element, attribute
+    or script comes from the strings; the title reads back as the text given."""
+    from html.parser import HTMLParser
+
+    from robid.report import write_report
+
+    class Elements(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tags, self.title, self._in_title = [], "", False
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+            self._in_title = tag == "title"
+
+        def handle_endtag(self, tag):
+            self._in_title = False
+
+        def handle_data(self, data):
+            if self._in_title:
+                self.title += data
+
+    title = "report " + ALL.replace("\x00", "")
+    path = write_report(tmp_path / "r.html", exports["hostile"]["record"], exports["hostile"]["robot"], title=title)
+    parser = Elements()
+    parser.feed(path.read_text())
+    assert "script" not in parser.tags and "evil" not in parser.tags
+    assert parser.title.replace("\r\n", "\n").replace("\r", "\n") == title.replace("\r\n", "\n").replace("\r", "\n")
