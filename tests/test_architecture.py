@@ -93,3 +93,13 @@ def test_the_command_line_parser_loads_no_numerical_code():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", ["io/files.py", "io/keys.py", "io/escaping.py"])
+def test_the_io_leaves_import_nothing_of_robid_but_its_errors(module):
+    """robid.io.files, keys and escaping are used by every layer (the robot readers, the controller programs):
+    they import nothing of robid but robid.errors."""
+    tree = ast.parse((ROOT / module).read_text())
+    used = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    used |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert {m for m in used if m.startswith("robid")} <= {"robid.errors"}

@@ -223,7 +223,7 @@ def test_mapping_errors_name_the_key(tmp_path):
         "robid_mapping: 1\ntime: {rate: 10}\npositions: {columns: [0]}\ntorques: {columns: [2]}\n": "1-based",
         "robid_mapping: 1\ntime: {rate: 10}\npositions: {colums: [1]}\ntorques: {columns: [2]}\n": "'colums'",
         "robid_mapping: 1\ntime: {rate: 10}\npositions: {columns: [1]}\ncurrents: {columns: [2]}\n": "exactly one",
-        "robid_mapping: 1\ntime: [1]\n": "time: required",
+        "robid_mapping: 1\ntime: [1]\n": "time: expected mapping, got a list",
     }
     for k, (text, expected) in enumerate(cases.items()):
         path = write_mapping(tmp_path / f"m{k}.yaml", text)

@@ -2,9 +2,10 @@
 
 Each step has a fingerprint: the hash of its own settings, of the files it reads, of the robot (file
 content and terms) and of robid's own source code. Fingerprints of the last successful run are kept in
-``<root>/.robid-campaign/<name>.json``; a step whose fingerprint and outputs are unchanged is skipped and says
-so. Every artefact is written atomically by the library function that makes it; a failed step names itself
-and the reason, and the artefacts of the earlier steps stay.
+``<root>/.robid-campaign/<name>.json`` with the SHA-256 of every output the step wrote; a step whose fingerprint
+and outputs are unchanged is skipped and says so, and one whose output was changed or truncated since is
+recomputed with a warning. Every artefact is written atomically by the library function that makes it; a failed
+step names itself and the reason, and the artefacts of the earlier steps stay.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from robid import progress
 from robid.campaign.schema import CampaignSpec, processing_values
 from robid.defaults import DEFAULT_MIN_SPEED
 from robid.errors import RobidInputError
+from robid.io.files import content_hash, ensure_folder
 from robid.record import IdentificationRecord
 
 _log = logging.getLogger(__name__)
@@ -49,17 +51,8 @@ class CampaignRun:
 
 
 def _file_hash(path: Path) -> str:
-    """Hash of a file's bytes, or of a folder's files (names relative to it and contents, in sorted order: a
-    measurement may be a folder of signal files)."""
-    h = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for file in files:
-        if path.is_dir():
-            h.update(file.relative_to(path).as_posix().encode())
-        with open(file, "rb") as f:
-            for block in iter(lambda f=f: f.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()
+    """Hash of a file's bytes, or of a folder's files (robid.io.files.content_hash)."""
+    return content_hash(path)
 
 
 def code_fingerprint() -> str:
@@ -77,20 +70,34 @@ def _fingerprint(*parts) -> str:
 
 
 class _State:
+    """The fingerprint of every step's last successful run and the SHA-256 of each output it wrote: a step is up
+    to date only when both still hold, so an output edited, truncated or replaced since is recomputed (with a
+    warning that says which), never trusted."""
+
     def __init__(self, root: Path, name: str):
         self.path = root / ".robid-campaign" / f"{name}.json"
         try:  # a missing or damaged state file only means that every step runs again
             self.data = json.loads(self.path.read_text())
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError, RecursionError):
+            self.data = {}
+        if not isinstance(self.data, dict):
             self.data = {}
 
     def fresh(self, step: str, fp: str, outputs: list[Path]) -> bool:
-        return self.data.get(step) == fp and all(p.exists() for p in outputs)
+        entry = self.data.get(step)
+        if not isinstance(entry, dict) or entry.get("fingerprint") != fp or not all(p.exists() for p in outputs):
+            return False
+        hashes = entry.get("outputs") or {}
+        changed = [p for p in outputs if hashes.get(str(p)) != content_hash(p)]
+        if changed:
+            _log.warning(f"[{step}] {', '.join(map(str, changed))}: changed since the step wrote it (its SHA-256 "
+                         "differs): recomputed")
+        return not changed
 
-    def record(self, step: str, fp: str) -> None:
+    def record(self, step: str, fp: str, outputs: list[Path]) -> None:
         from robid.io.files import write_json
 
-        self.data[step] = fp
+        self.data[step] = {"fingerprint": fp, "outputs": {str(p): content_hash(p) for p in outputs if p.exists()}}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         write_json(self.path, dict(sorted(self.data.items())))
 
@@ -128,7 +135,7 @@ class _Campaign:
         self.spec, self.root, self.force, self.log = spec, root, force, log
         self.dirs = {k: root / k / spec.name for k in ("trajectories", "measurements", "reports")}
         for d in self.dirs.values():
-            d.mkdir(parents=True, exist_ok=True)
+            ensure_folder(d, "campaign's output folder")
         self.state = _State(root, spec.name)
         self.robot = robid.load_robot(spec.robot, terms=spec.terms)
         #: the robot identification and the report use: other terms when the campaign's identification names them
@@ -160,7 +167,7 @@ class _Campaign:
         except RobidInputError as exc:
             raise RobidInputError(f"campaign {self.spec.name}, step {name}: {exc}") from None
         seconds = time.perf_counter() - t0
-        self.state.record(name, fp)
+        self.state.record(name, fp, outputs)
         self.outcomes.append(StepOutcome(name, "ran", tuple(map(str, outputs)), seconds))
         self.log(f"[{name}] done in {seconds:.1f} s -> {', '.join(map(str, outputs))}")
         self._advance()

@@ -45,6 +45,7 @@ from typing import Any
 from robid.defaults import DEFAULT_METHOD, FRICTION_MODELS_AUTO
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
+from robid.io.keys import check_field_types
 from robid.io.keys import check_keys as _keys
 from robid.schemas import campaign as schema
 
@@ -144,6 +145,7 @@ def campaign_from_dict(data: Any, path: Path) -> CampaignSpec:
     if not isinstance(data, dict):
         raise RobidInputError(f"{w}: expected a mapping with robid_campaign, name, robot, ...")
     _keys(data, TOP_KEYS, w)
+    check_field_types(data, schema.CAMPAIGN, w)
     if data.get("robid_campaign") != 1:
         raise RobidInputError(f"{w}: robid_campaign: schema version must be 1, got {data.get('robid_campaign')!r}")
     name = data.get("name")

@@ -47,9 +47,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or ("robid-fleet-demo" if args.demo else "."))
     if args.demo:
         from robid.fleet.demo import write_demo_fleet
+        from robid.io.files import ensure_folder
 
-        out.mkdir(parents=True, exist_ok=True)
-        fleet_file = write_demo_fleet(out)
+        fleet_file = write_demo_fleet(ensure_folder(out, "--out folder"))
     else:
         fleet_file = Path(args.fleet)
     spec = read_fleet(fleet_file)

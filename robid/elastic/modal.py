@@ -88,14 +88,13 @@ class ModalResult:
 def linearise(robot, pose, motors: str = "controlled") -> LinearisedModel:
     """The linearised closed loop of ``robot`` (robid.Robot or RobotModel) at ``pose`` (module docstring)."""
     import robid
+    from robid.model.checks import check_pose
     from robid.model.robot_model import RobotModel
 
     model = robot if isinstance(robot, RobotModel) else robot.model
     if motors not in MOTORS:
         raise RobidInputError(f"motors: expected controlled or locked, got {motors!r}")
-    q = np.asarray(pose, dtype=float).ravel()
-    if q.size != model.dof or not np.all(np.isfinite(q)):
-        raise RobidInputError(f"pose: {model.dof} finite joint positions expected for {model.name}, got {q.size}")
+    q = check_pose(model, pose)  # finite, within the limits: refused otherwise (docs/security.md)
     joints = model.joints
     elastic = np.array([j.elasticity is not None for j in joints])
     if not elastic.any():

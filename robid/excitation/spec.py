@@ -20,7 +20,7 @@ from robid.excitation.criteria import CRITERIA, DEFAULT_CRITERION
 from robid.excitation.fourier import minimum_harmonics
 from robid.excitation.velocity_floor import DEFAULT_MIN_RMS_VELOCITY
 from robid.io.files import read_yaml
-from robid.io.keys import check_keys
+from robid.io.keys import check_field_types, check_keys
 from robid.model.robot_model import RobotModel
 from robid.model.units import parse_quantity
 from robid.schemas import excitation as schema
@@ -70,6 +70,7 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
     if not isinstance(data, dict):
         raise RobidInputError(f"{where}: expected a mapping with at least harmonics, period, limits")
     check_keys(data, _KEYS, where)
+    check_field_types(data, schema.SPEC, where)
     harmonics = _int(data, "harmonics", where, None, 1)
     if "period" not in data:
         raise RobidInputError(f"{where}: period: missing (seconds)")

@@ -111,27 +111,47 @@ def trajectory_from_dict(data: dict, where: str = "trajectory") -> TrajectoryFil
         raise RobidInputError(f"{where}: model: unknown trajectory model {data.get('model')!r}")
     try:
         center = np.asarray(data["center"], dtype=float)
-        dof = center.shape[0]
-        a = np.asarray(data["a"], dtype=float).reshape(dof, -1)
-        b = np.asarray(data["b"], dtype=float).reshape(dof, -1)
+        dof = center.shape[0] if center.ndim == 1 else 0
+        a = np.asarray(data["a"], dtype=float).reshape(dof, -1) if dof else None
+        b = np.asarray(data["b"], dtype=float).reshape(dof, -1) if dof else None
         period = float(data["period"])
     except KeyError as exc:
         raise RobidInputError(f"{where}: {exc.args[0]}: missing") from None
     except (TypeError, ValueError) as exc:
-        raise RobidInputError(f"{where}: coefficients: {exc}") from None
-    if a.shape[1] != int(data.get("harmonics", a.shape[1])):
+        raise RobidInputError(f"{where}: coefficients: {' '.join(str(exc).split())}") from None
+    if not dof or a.shape != b.shape or not a.shape[1]:
+        raise RobidInputError(f"{where}: center, a, b: expected a list of joint centres and (joints x harmonics) "
+                              "coefficient arrays of one shape")
+    if not (np.all(np.isfinite(center)) and np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise RobidInputError(f"{where}: center, a, b: not finite")
+    if not (math.isfinite(period) and period > 0):
+        raise RobidInputError(f"{where}: period: expected a positive number of seconds, got {period}")
+    harmonics = data.get("harmonics", a.shape[1])
+    if isinstance(harmonics, bool) or not isinstance(harmonics, int | float) or a.shape[1] != harmonics:
         raise RobidInputError(f"{where}: harmonics: does not match the coefficient arrays")
     rest = data.get("rest_order") if data.get("rest_to_rest") else None
-    traj = FourierTrajectory(period, center, a, b, rest, tuple(data.get("joint_names") or ()))
-    limits = JointLimitSet.from_dict(data.get("limits") or {}, dof)
-    return TrajectoryFile(
-        traj,
-        limits,
-        float(data.get("margin") or 0.0),
-        tuple(data.get("cartesian") or ()),
-        dict(data.get("design") or {}),
-        _passive_block(data.get("passive"), dof, where),
-    )
+    names = data.get("joint_names") or []
+    if not isinstance(names, list) or not all(isinstance(n, str) and 0 < len(n) <= 64 for n in names):
+        raise RobidInputError(f"{where}: joint_names: expected a list of names (strings of 1 to 64 characters)")
+    if names and len(names) != dof:
+        raise RobidInputError(f"{where}: joint_names: {len(names)} names for {dof} joints")
+    for key in ("design", "limits"):
+        if not isinstance(data.get(key) or {}, dict):
+            raise RobidInputError(f"{where}: {key}: expected a mapping")
+    if not isinstance((data.get("design") or {}).get("criteria") or {}, dict):
+        raise RobidInputError(f"{where}: design.criteria: expected a mapping")
+    try:
+        traj = FourierTrajectory(period, center, a, b, rest, tuple(names))
+        limits = JointLimitSet.from_dict(data.get("limits") or {}, dof)
+    except (TypeError, ValueError, IndexError) as exc:
+        raise RobidInputError(f"{where}: limits: {' '.join(str(exc).split())}") from None
+    margin, cartesian = data.get("margin") or 0.0, data.get("cartesian") or []
+    if isinstance(margin, bool) or not isinstance(margin, int | float):
+        raise RobidInputError(f"{where}: margin: expected a number")
+    if not isinstance(cartesian, list) or not all(isinstance(c, dict) for c in cartesian):
+        raise RobidInputError(f"{where}: cartesian: expected a list of mappings")
+    return TrajectoryFile(traj, limits, float(margin), tuple(cartesian), dict(data.get("design") or {}),
+                          _passive_block(data.get("passive"), dof, where))
 
 
 def _passive_block(block, dof: int, where: str) -> dict:

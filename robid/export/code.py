@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.io.escaping import c_comment, check_identifier, python_docstring, python_string
 from robid.model.robot_model import RobotModel
 
 
@@ -59,10 +60,10 @@ def python_source(model, terms, values, base_indices, base_names, base_values, h
         f"{', '.join(model.joint_names)}.\ninverse_dynamics: {ops['mul']} multiplications, {ops['add']} additions "
         f"and {ops['call']} function calls per sample.\n"
     )
-    names = ", ".join(repr(n) for n in base_names)
+    names = ", ".join(python_string(n) for n in base_names)
     numbers = ",\n    ".join(repr(float(v)) for v in base_values)
     return (
-        f'"""{doc}"""\n\nimport numpy as np\n\n'
+        f'"""{python_docstring(doc)}"""\n\nimport numpy as np\n\n'
         f"BASE_NAMES = ({names},)\n"
         f"BASE_VALUES = np.array([\n    {numbers},\n])\n\n\n"
         "def inverse_dynamics(q, qd, qdd):\n"
@@ -80,16 +81,17 @@ def c_source(model, terms, values, base_indices, base_names, base_values, header
     from robid.export.friction_source import c_friction_source
     from robid.symbolic.ccode import c_torque_function, portable_c_function
 
-    if not prefix.isidentifier():
-        raise RobidInputError(f"export-model: --prefix {prefix!r} is not a C identifier")
+    check_identifier(prefix, "export-model: --prefix")
     prog, symbols, offsets, indices = _program(model, terms, values, base_indices)
-    lead = "\n".join(f" * {line}".rstrip() for line in header.splitlines())
+    lead = c_comment(header)
     nb, dof = len(base_values), model.dof
-    values_text = ",\n    ".join(f"{float(v)!r} /* {n} */" for n, v in zip(base_names, base_values, strict=True))
+    values_text = ",\n    ".join(
+        f"{float(v)!r} /* {c_comment(n, lead='')} */" for n, v in zip(base_names, base_values, strict=True)
+    )
     return (
         f"/*\n{lead}\n *\n * {prefix}_inverse_dynamics: tau (n, {dof}) of q, qd, qdd (n, {dof}), row-major, SI units;"
         f"\n * {prefix}_base_regressor: y (n, {dof}, {nb}), tau = y . {prefix}_base_values.\n"
-        f" * joints: {', '.join(model.joint_names)}\n */\n"
+        f"{c_comment('joints: ' + ', '.join(model.joint_names))}\n */\n"
         "#include <math.h>\n\n"
         f"const long {prefix}_dof = {dof};\nconst long {prefix}_nb = {nb};\n"
         f"const double {prefix}_base_values[{nb}] = {{\n    {values_text}\n}};\n\n"

@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from robid.export.urdf_writer import _comment_text, _homogeneous, _joint_origin, _num, _text, _vec
+from robid.io.escaping import xml_text
 from robid.model.loops import tree_joints, tree_parents
 from robid.model.robot_model import RobotModel
 
@@ -58,7 +59,7 @@ def _b(joint) -> np.ndarray:
 
 def mjcf_from_model(model: RobotModel, header: str = "") -> str:
     """The MJCF text of ``model`` (module docstring)."""
-    root = ET.Element("mujoco", model=model.name)
+    root = ET.Element("mujoco", model=xml_text(model.name))
     root.append(ET.Comment(_comment_text(header)))
     ET.SubElement(root, "compiler", angle="radian", autolimits="true")
     ET.SubElement(root, "option", gravity=_vec(model.gravity))

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robid.io.escaping import xml_comment, xml_text
 from robid.model.robot_model import Joint, RobotModel, rotation_about_axis
 
 #: the smallest mass and principal moment written for a moving body (MuJoCo needs them > 1e-15)
@@ -120,9 +121,9 @@ def not_in_mjcf(model: RobotModel, names, values) -> list[str]:
 
 
 def _comment(header: str) -> ET.Element:
-    """The header as one XML comment ('--' is not allowed inside a comment)."""
-    body = "\n".join("  " + line.replace("--", "- -") for line in header.splitlines())
-    return ET.Comment("\n" + body + "\n")
+    """The header as one XML comment, through :func:`robid.io.escaping.xml_comment` (the user's text stays a
+    comment: '--' split, line breaks and controls escaped)."""
+    return ET.Comment(xml_comment(header))
 
 
 def _text(root: ET.Element) -> str:
@@ -174,7 +175,7 @@ def body_placement(joint: Joint) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def mjcf_from_model(model: RobotModel, header: str = "") -> str:
     """A generated MJCF of ``model`` (module docstring); ``header`` becomes the leading comment."""
-    root = ET.Element("mujoco", model=model.name)
+    root = ET.Element("mujoco", model=xml_text(model.name))
     ET.SubElement(root, "compiler", angle="radian", autolimits="true")
     ET.SubElement(root, "option", gravity=_vec(model.gravity))
     parent = ET.SubElement(root, "worldbody")

@@ -19,6 +19,7 @@ import numpy as np
 from robid.errors import RobidInputError
 from robid.export.identified_model import identified_model, with_friction_models
 from robid.export.standard_set import ExportedStandardSet, exported_standard_set
+from robid.io.plausibility import check_covariance
 from robid.record import IdentificationRecord
 from robid.robot import Robot
 
@@ -120,6 +121,7 @@ def export_model(
     if fmt not in FORMATS:
         raise RobidInputError(f"export-model: unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")
     check_result_matches(robot, record, source)
+    check_covariance(record.covariance_matrix, record.names, source)  # an edited RESULT.json: refused
     base = robot.base_parameters()
     names = robot.parameter_names
     standard = exported_standard_set(

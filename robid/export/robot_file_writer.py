@@ -19,6 +19,7 @@ import yaml
 
 from robid.errors import RobidInputError
 from robid.model.loops import tree_joints
+from robid.io.escaping import one_line
 from robid.model.robot_model import Joint, RobotModel
 
 
@@ -103,7 +104,7 @@ def robot_file_with_model(data: Any, model: RobotModel, header: str = "", where:
         joints.append(entry)
     out["joints"] = joints
     body = yaml.safe_dump(out, sort_keys=False, default_flow_style=None, width=120)
-    lead = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
+    lead = "".join(f"# {one_line(line)}".rstrip() + "\n" for line in (header.split("\n") if header else []))
     return lead + body
 
 

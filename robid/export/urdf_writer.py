@@ -34,6 +34,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.io.escaping import xml_comment, xml_text
 from robid.model.robot_model import Joint, RobotModel, rotation_about_axis
 
 DRAKE_NS = "http://drake.mit.edu"
@@ -142,7 +143,7 @@ def gravity_mount(gravity) -> np.ndarray | None:
 def urdf_from_model(model: RobotModel, header: str = "", base_link: str = "base_link") -> str:
     """The URDF text of ``model`` (module docstring); ``header`` becomes a comment after ``<robot>``."""
     ET.register_namespace("drake", DRAKE_NS)
-    robot = ET.Element("robot", name=model.name)
+    robot = ET.Element("robot", name=xml_text(model.name))
     mount = gravity_mount(model.gravity)
     g = float(np.linalg.norm(model.gravity))
     where = "world" if mount is not None else base_link
@@ -202,8 +203,8 @@ def _transmission(robot: ET.Element, joint: Joint, je_name: str | None = None) -
 
 
 def _comment_text(header: str) -> str:
-    """Header lines as one XML comment ('--' is not allowed inside a comment)."""
-    return "\n" + "\n".join("  " + line.replace("--", "- -") for line in header.splitlines()) + "\n"
+    """Header lines as one XML comment (:func:`robid.io.escaping.xml_comment`: '--' split, controls escaped)."""
+    return xml_comment(header)
 
 
 def _text(root: ET.Element) -> str:

@@ -24,6 +24,7 @@ from robid import progress
 from robid.errors import RobidInputError
 from robid.fleet.results import FleetResult
 from robid.fleet.spec import FleetJob, FleetSpec
+from robid.io.files import ensure_folder
 
 _log = logging.getLogger(__name__)
 
@@ -96,13 +97,13 @@ def run_fleet(spec: FleetSpec, out: str | Path, client=None, *, force: bool = Fa
     ``analyse``: then the drift analysis, the fleet report and the results table (when their modules exist).
     Lines go to ``log`` (default: the logger ``robid.fleet.runner``)."""
     log = log or _log.info
-    out = Path(out).resolve()  # workers on other machines see the same absolute paths (shared file system)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_folder(Path(out).resolve(), "fleet's output folder")  # absolute: what workers elsewhere see
     jobs = spec.jobs
     t0 = time.perf_counter()
     where = "serially" if client is None else f"on Dask ({_describe(client)})"
     log(f"fleet {spec.name}: {len(jobs)} campaigns of {len(spec.serials)} robots, {where}")
     results: list[FleetResult | None] = [None] * len(jobs)
+    started, losses = time.time(), ()
     with progress.bar(len(jobs), f"fleet {spec.name}", "campaigns") as bar:
         if client is None:
             for k, job in enumerate(jobs):
@@ -123,7 +124,10 @@ def run_fleet(spec: FleetSpec, out: str | Path, client=None, *, force: bool = Fa
                 k = futures[future]
                 results[k] = _collect(future, jobs[k])
                 _done(log, results[k], k, results, bar)
-    run = FleetRun(spec, out, tuple(results), time.perf_counter() - t0)  # type: ignore[arg-type]
+            losses = worker_losses(client, {f.key: jobs[k] for f, k in futures.items()}, started)
+    run = FleetRun(spec, out, tuple(results), time.perf_counter() - t0, notes=losses)  # type: ignore[arg-type]
+    for note in losses:
+        log(note)
     ok = sum(r.ok for r in run.results)
     log(f"fleet {spec.name}: {ok} of {len(jobs)} campaigns identified, {len(run.failed)} failed, "
         f"{sum(r.recomputed for r in run.results)} recomputed, in {run.seconds:.1f} s")
@@ -137,6 +141,26 @@ def _collect(future, job: FleetJob) -> FleetResult:
     except Exception as exc:
         return FleetResult(job.robot_type, job.serial, job.date, job.campaign_name, None,
                            installation=job.installation, error=f"Dask task failed: {type(exc).__name__}: {exc}")
+
+
+def worker_losses(client, jobs: dict, since: float) -> tuple[str, ...]:
+    """Lines naming the Dask workers that died after ``since`` (epoch seconds) and the campaigns they were running,
+    which the scheduler then ran again elsewhere (``jobs``: task key -> FleetJob); from the scheduler's
+    ``remove-worker`` events (topic "all"). Nothing when there were none or the scheduler does not say."""
+    try:
+        events = client.get_events("all")
+    except Exception:  # an old or remote scheduler without events: nothing to report
+        return ()
+    lines = []
+    for when, msg in events:
+        if when < since or not isinstance(msg, dict) or msg.get("action") != "remove-worker" or msg.get("expected"):
+            continue
+        keys = [str(k) for k in msg.get("processing-tasks", ()) or ()] + [
+            str(k) for k in msg.get("lost-computed-tasks", ()) or ()]
+        retried = sorted({f"{jobs[k].serial} {jobs[k].date}" for k in keys if k in jobs})
+        what = f"; campaigns run again on another worker: {', '.join(retried)}" if retried else ""
+        lines.append(f"Dask worker {msg.get('worker', '?')} was lost during the fleet run{what}")
+    return tuple(lines)
 
 
 def _done(log, result: FleetResult, k: int, results, bar) -> None:
@@ -177,7 +201,7 @@ def analyse_fleet(run: FleetRun, log: Callable[[str], None] | None = None) -> Fl
         report_mod.write_fleet_report(report, results, drift, title=f"robid fleet {run.spec.name}")
     for note in notes:
         log(note)
-    return dataclasses.replace(run, drift=drift, report_path=report, table_path=table, notes=tuple(notes))
+    return dataclasses.replace(run, drift=drift, report_path=report, table_path=table, notes=run.notes + tuple(notes))
 
 
 def _optional(module: str, notes: list[str]):

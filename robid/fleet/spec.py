@@ -28,7 +28,7 @@ from typing import Any
 from robid.campaign.schema import CampaignSpec, campaign_from_dict, read_campaign
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
-from robid.io.keys import check_keys
+from robid.io.keys import check_field_types, check_keys
 from robid.schemas import fleet as schema
 
 TOP_KEYS = schema.FLEET.keys()
@@ -73,6 +73,7 @@ def fleet_from_dict(data: Any, path: Path) -> FleetSpec:
     if not isinstance(data, dict):
         raise RobidInputError(f"{w}: expected a mapping with robid_fleet: 1 and robots: [...]")
     check_keys(data, TOP_KEYS, w)
+    check_field_types(data, schema.FLEET, w)
     if data.get("robid_fleet") != 1:
         raise RobidInputError(f"{w}: robid_fleet: schema version must be 1, got {data.get('robid_fleet')!r}")
     name = data.get("name", path.stem)

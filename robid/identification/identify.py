@@ -39,6 +39,8 @@ from robid.estimation.correlated import RowCorrelation
 from robid.identification.closed_loop_estimation import CLOSED_LOOP_METHODS, ClosedLoopOptions, closed_loop_estimate
 from robid.identification.compact_regressor import CompactRegressor
 from robid.identification.datasets import DataSet, compressed_problem, load_dataset, row_correlation, stack
+from robid.identification.plausibility import torque_sign_warnings
+from robid.io.plausibility import check_distinct_runs
 from robid.io.screening import ScreeningPolicy
 from robid.record import IdentificationRecord
 from robid.robot import Robot
@@ -171,6 +173,7 @@ def run_identification(
             raise RobidInputError(f"--compare-methods: {method!r} is not one of {', '.join(METHODS[1:])}")
     if not files:
         raise RobidInputError("identify: at least one measurement file is needed")
+    check_distinct_runs(files, lambda f: (o.processing_for(f), o.mapping_for(f)))  # the same run twice: refused
     choices: list[str] = []
     robot, layout = chosen_layout(robot, files, o)
     method, why = resolved_method(robot, o)
@@ -184,6 +187,8 @@ def run_identification(
     with progress.stage(label, _log):
         with progress.bar(len(files) + len(validation_files), "identify: files", "files") as files_bar:
             work = _solve(robot, files, o, validation_files, notes, files_bar, choices)
+        flipped = torque_sign_warnings(robot, work.datasets, base.names, work.values, work.estimate.std)
+        work = dataclasses.replace(work, notes=work.notes + tuple(flipped)) if flipped else work
         with progress.stage("identification: the record (fit, bands, spectra of every run)", _log, logging.DEBUG):
             record = identification_record(work)
     fields = {f.name: getattr(work, f.name) for f in dataclasses.fields(Solution)}

@@ -17,6 +17,7 @@ from typing import Any
 
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
+from robid.io.keys import check_field_types
 from robid.io.keys import check_keys as _check_keys
 from robid.model.units import parse_quantity
 from robid.schemas import mapping as schema
@@ -148,6 +149,7 @@ def mapping_from_dict(data: Any, where: str) -> ChannelMapping:
     if not isinstance(data, dict):
         raise RobidInputError(f"{where}: a mapping file is a YAML mapping with keys robid_mapping, time, ...")
     _check_keys(data, _TOP_KEYS, where)
+    check_field_types(data, schema.MAPPING, where)
     if data.get("robid_mapping") != 1:
         raise RobidInputError(f"{where}: robid_mapping: schema version must be 1, got {data.get('robid_mapping')!r}")
     top_read = _read_options(data, where, ReadOptions())

@@ -29,6 +29,7 @@ from robid.io.mapping import (
 )
 from robid.io.motor_side import TransmissionMatrix, currents_to_torque, motor_to_joint
 from robid.io.ros_bag import is_ros_bag
+from robid.io.plausibility import check_positions
 from robid.io.screening import ChannelRef, ScreeningPolicy, screen
 from robid.io.table_set import TableSet
 from robid.io.tables import file_format
@@ -81,6 +82,7 @@ def read_measurement(
         notes.append(f"{path}: no time column: t = {loaded.start:g} s + k / {loaded.rate:g} Hz")
     raw = _undo_delays(columns.raw(tables, keep), t, loaded, n_joints, notes)
     signals = _joint_side(raw, loaded, robot, n_joints, notes)
+    check_positions(signals["q"], robot, str(path), notes)  # degrees read as radians: refused (docs/security.md)
     if loaded.time is None and result.dropped.count:
         notes.append(f"{path}: time stamps of dropped samples are missing from t (the gaps are resampled)")
     return Measurement(

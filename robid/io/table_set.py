@@ -90,6 +90,8 @@ class TableSet:
             if len(part.scale) != len(cols):
                 raise RobidInputError(f"{where}: scale: {len(part.scale)} values for {len(cols)} columns")
             factor = factor * np.asarray(part.scale)
+        if kind == "time" and len(cols) != 1:
+            raise RobidInputError(f"{where}: the time is one column, got {len(cols)} (give column: N)")
         names = ["t"] if kind == "time" else [f"{prefix}{first + k}" for k in range(len(cols))]
         refs = [ChannelRef(name=nm, table=ti, column=c, kind=kind) for nm, c in zip(names, cols, strict=True)]
         return refs, factor

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from robid.errors import RobidInputError
+from robid.io.files import check_size
 from robid.io.mapping import ReadOptions
 
 
@@ -79,12 +80,15 @@ def file_format(path: Path, options: ReadOptions) -> str:
 
 def read_text_table(path: Path, options: ReadOptions, fmt: str) -> RawTable:
     """A delimited (csv) or whitespace-separated (text) file, optionally one flat list of values."""
+    check_size(path, "table")
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:  # a binary file is refused on its first bytes, before it is read whole
+            raw = handle.read(4096)
+            if b"\x00" in raw:
+                raise RobidInputError(f"{path}: row 1: binary data, not a text file (for .mat files use format: mat)")
+            raw += handle.read()
     except OSError as exc:
         raise RobidInputError(f"{path}: cannot read ({exc.strerror})") from None
-    if b"\x00" in raw[:4096]:
-        raise RobidInputError(f"{path}: row 1: binary data, not a text file (for .mat files use format: mat)")
     fast = _plain_csv(path, raw, options, fmt)
     if fast is not None:
         return fast
@@ -447,6 +451,7 @@ def _flat_table(path: Path, body: list[str], line_no: np.ndarray, delimiter: str
 def load_mat(path: Path) -> dict:
     import scipy.io
 
+    check_size(path, "table")
     try:
         return scipy.io.loadmat(str(path), squeeze_me=True, struct_as_record=False)
     except NotImplementedError:

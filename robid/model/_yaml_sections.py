@@ -4,6 +4,7 @@ names the file and field. The allowed keys come from the typed definition :mod:`
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from robid.errors import RobidInputError
@@ -24,6 +25,8 @@ from robid.model.robot_model import (
 from robid.model.units import parse_quantity
 from robid.schemas import robot as schema
 
+_log = logging.getLogger(__name__)
+
 __all__ = [
     "check_drive_couplings", "check_keys", "parse_compensator", "parse_controller", "parse_drive",
     "parse_elasticity", "parse_friction", "parse_limits", "parse_link", "parse_vector",
@@ -43,6 +46,8 @@ def parse_link(ld: Any, where: str) -> Link:
     if not isinstance(ld, dict):
         raise RobidInputError(f"{where}: expected a mapping with mass, com, inertia")
     check_keys(ld, LINK_KEYS, where)
+    if "mass" not in ld:  # a plausibility warning (docs/security.md): a forgotten mass changes every torque
+        _log.warning(f"{where}: no mass given: the body is taken as massless (write mass: 0 to say so)")
     mass = parse_quantity(ld.get("mass", 0.0), f"{where}.mass")
     com = parse_vector(ld.get("com", [0.0, 0.0, 0.0]), f"{where}.com", "length")
     inertia = ld.get("inertia", [0.0] * 6)

@@ -33,3 +33,34 @@ def check_link(link: Link, where: str) -> None:
                 f" {principal[k]:.6g} > {others:.6g}; published sets that are not physically consistent can be"
                 " accepted with inertia_check: false)"
             )
+
+
+#: a joint position without limits is absurd beyond this magnitude (rad or m): ~16 turns, or 100 m
+ABSURD_POSITION = 100.0
+#: a pose may lie outside a joint's position limits by this fraction of the range (rounded values)
+POSE_TOLERANCE = 0.01
+
+
+def check_pose(model, pose, what: str = "pose") -> np.ndarray:
+    """``pose`` (one position per joint, SI) as an array when it is one the robot can take: finite, within each
+    joint's position limits (to :data:`POSE_TOLERANCE` of the range), and, for a joint without limits, of
+    magnitude at most :data:`ABSURD_POSITION`; else RobidInputError naming the joint (an error: a pose beyond
+    the limits, e.g. in degrees read as radians, has no meaningful modes or loads)."""
+    q = np.asarray(pose, dtype=float).ravel()
+    if q.size != model.dof:
+        raise RobidInputError(f"{what}: {model.dof} joint positions expected for {model.name}, got {q.size}")
+    for j, joint in enumerate(model.joints):
+        unit = "rad" if joint.revolute else "m"
+        if not np.isfinite(q[j]):
+            raise RobidInputError(f"{what}: joint {joint.name}: {q[j]} is not a finite position")
+        limits = joint.limits.position
+        if limits is not None and all(np.isfinite(limits)):
+            lo, hi = limits
+            slack = POSE_TOLERANCE * (hi - lo)
+            if not lo - slack <= q[j] <= hi + slack:
+                raise RobidInputError(f"{what}: joint {joint.name}: {q[j]:.6g} {unit} is outside its limits "
+                                      f"[{lo:.6g}, {hi:.6g}] {unit} (degrees given as radians? write e.g. 90deg)")
+        elif abs(q[j]) > ABSURD_POSITION:
+            raise RobidInputError(f"{what}: joint {joint.name}: {q[j]:.6g} {unit} is not a plausible position "
+                                  f"(more than {ABSURD_POSITION:g} {unit})")
+    return q

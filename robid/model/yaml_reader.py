@@ -11,7 +11,7 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
-from robid.io.keys import check_keys
+from robid.io.keys import check_field_types, check_keys
 from robid.model._yaml_loops import closed_chain_model, parse_parents
 from robid.model._yaml_sections import (
     check_drive_couplings,
@@ -45,6 +45,7 @@ def robot_from_dict(data: Any, where: str, folder: str | Path | None = None) -> 
     if not isinstance(data, dict):
         raise RobidInputError(f"{where}: expected a mapping with keys robid, name, kinematics (or urdf), joints")
     check_keys(data, TOP_KEYS, where)
+    check_field_types(data, ROBOT, where)
     version = data.get("robid")
     if version != 1:
         raise RobidInputError(f"{where}: robid: schema version must be 1, got {version!r}")

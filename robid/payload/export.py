@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from robid.errors import RobidInputError
+from robid.io.escaping import check_identifier, comment_line
 from robid.payload.body import abc_angles_deg, quaternion
 from robid.payload.estimate import PayloadEstimate
 
@@ -33,12 +34,12 @@ FORMATS = ("krl", "rapid", "urscript", "json")
 def _header(est: PayloadEstimate, robot: str, frame: str, comment: str) -> list[str]:
     m = est.body
     lines = [
-        f"{comment} robid payload identification, robot {robot}: m = {m.mass:.4f} +- {est.mass_std:.2g} kg, "
+        f"robid payload identification, robot {robot}: m = {m.mass:.4f} +- {est.mass_std:.2g} kg, "
         f"COM = ({1000 * m.com[0]:.1f}, {1000 * m.com[1]:.1f}, {1000 * m.com[2]:.1f}) mm in {frame}",
-        f"{comment} model {est.model}; reference: {est.reference}; "
+        f"model {est.model}; reference: {est.reference}; "
         + ("inertia identified" if est.model == "full" else "inertia not identified (point mass at the COM)"),
     ]
-    return lines
+    return [f"{comment} {comment_line(line)}" for line in lines]  # names and paths are the user's: one line each
 
 
 def krl(est: PayloadEstimate, robot: str, frame: str, tool: int = 1) -> str:
@@ -57,6 +58,7 @@ def krl(est: PayloadEstimate, robot: str, frame: str, tool: int = 1) -> str:
 
 def rapid(est: PayloadEstimate, robot: str, frame: str, name: str = "load_identified") -> str:
     """``PERS loaddata NAME := [mass, [x, y, z], [q1, q2, q3, q4], ix, iy, iz];`` (module docstring)."""
+    check_identifier(name, "RAPID loaddata name", max_length=32)
     moments, axes = _principal(est)
     q = quaternion(axes)
     x, y, z = (1000.0 * v for v in est.body.com)

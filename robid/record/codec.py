@@ -82,6 +82,8 @@ def loads(text: str, where: str) -> Any:
         raise RobidInputError(f"{where}: line {exc.lineno}: malformed JSON ({exc.msg})") from None
     except ValueError as exc:
         raise RobidInputError(f"{where}: {exc}") from None
+    except RecursionError:  # a hostile file nested thousands deep (docs/security.md)
+        raise RobidInputError(f"{where}: lists and mappings nested too deep to read") from None
 
 
 def to_plain(obj: Any, path: str = "") -> Any:

@@ -12,7 +12,8 @@ its own record, not ``meta.json``.
 The cache is safe to share between processes, on one machine or on a shared file system:
 
 - **Atomic entries.** A folder is written under a temporary name and renamed into place, so a crash never leaves
-  a half-written entry.
+  a half-written entry; the temporaries of a killed process are removed by the next writer (by owner process and
+  age: robid/symbolic/cache_temporaries.py).
 - **Checked entries.** ``meta.json`` records the sha256 of every other file of the entry (``files``) and of its
   own content (``meta_sha256``: the canonical JSON of the rest). :func:`lookup` checks them all; an entry with a
   missing file, a changed byte, an unreadable ``meta.json`` or no hashes (written by robid before they were
@@ -65,6 +66,7 @@ from pathlib import Path
 from robid import progress
 from robid.errors import RobidInputError
 from robid.model.robot_model import RobotModel
+from robid.symbolic.cache_temporaries import remove_stale_temporaries, temporary_name
 from robid.symbolic.cbuild import sha256
 
 try:
@@ -82,7 +84,6 @@ LOCK_TIMEOUT_S = 600.0
 STALE_LOCK_S = 60.0
 _HEARTBEAT_S = 5.0
 _POLL_S = 0.05
-_ORPHAN_AGE_S = 3600.0  # temporary folders of a writer that died are removed after this long
 _REQUIRED_FILES = ("model.py", "exact.py")
 _NO_HASHES = "written by an earlier robid, without content hashes"
 
@@ -266,23 +267,15 @@ def _discard(folder: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
-def _remove_orphans(root: Path, key: str) -> None:
-    """Temporary folders of this key left by a writer that died (old enough that no writer still uses them)."""
-    now = time.time()
-    for p in root.glob(f".{key}-*"):
-        with contextlib.suppress(OSError):
-            if now - p.stat().st_mtime > _ORPHAN_AGE_S:
-                shutil.rmtree(p, ignore_errors=True)
-
-
 def write_entry(key: str, files: dict[str, str], c_source: str | None = None) -> Path:
     """Write the entry's files (and, when a C compiler works, ``model_c.so``), record their hashes in
     ``meta.json`` (written last) and rename the folder into place. Call it holding :func:`entry_lock`."""
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
-    _remove_orphans(root, key)
+    for path in remove_stale_temporaries(root):  # what killed writers left (robid/symbolic/cache_temporaries.py)
+        _log.info(f"cache: removed {path.name}, left by a process that died while writing")
     final = root / key
-    tmp = root / f".{key}-{os.getpid()}-{time.time_ns()}-{threading.get_ident()}"
+    tmp = root / temporary_name(key)
     tmp.mkdir()  # not mkdtemp: the folder's mode follows the umask, so that a shared cache stays readable
     try:
         for name, text in files.items():
@@ -323,6 +316,7 @@ def native_library(folder: Path, key: str) -> Path | None:
                 return so
             if problem is not None:
                 _log.warning(f"{folder}: native library {problem}: building it again")
+            remove_stale_temporaries(folder.parent)  # a killed build's files
             with progress.stage(f"compiling the C regressors for this processor ({name})", _log):
                 return cbuild.build_native(folder)
     except (OSError, RobidInputError) as e:  # a read-only or full cache, a lock not obtained in time

@@ -29,7 +29,6 @@ import platform
 import shutil
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 #: flags of every build: IEEE arithmetic (no fast-math); errno not set by sqrt, so that sqrt vectorises
@@ -164,8 +163,10 @@ def build_native(folder: Path, stem: str = "model_c") -> Path | None:
     name = native_stem(stem)
     if name is None:
         return None
-    tag = f"{os.getpid()}-{threading.get_ident()}-{time.time_ns()}"
-    tmp_so, tmp_record = folder / f".{name}-{tag}.so", folder / f".{name}-{tag}.json"
+    from robid.symbolic.cache_temporaries import temporary_name
+
+    tag = temporary_name(name)  # owner process and host in the name: a killed build's files are swept
+    tmp_so, tmp_record = folder / f"{tag}.so", folder / f"{tag}.json"
     try:
         if not build(folder / f"{stem}.c", tmp_so, NATIVE_FLAGS):
             return None

@@ -35,6 +35,7 @@ import numpy as np
 
 from robid.excitation.fourier import FourierTrajectory
 from robid.excitation.trajectory_file import TrajectoryFile
+from robid.io.escaping import comment_line
 
 DEG = 180.0 / math.pi
 #: decimals of the point-list formats (KRL, RAPID: degrees)
@@ -216,10 +217,12 @@ def program_comments(
     tf: TrajectoryFile, fmt: str, options: ProgramOptions, notes: list[str], metadata: dict, commanded: list[str] = ()
 ) -> list[str]:
     """The comment block of a program: :func:`design_comment`, the format's ``notes`` and the metadata line
-    (with ``commanded=<label>`` when the program commands ``options.commanded``)."""
+    (with ``commanded=<label>`` when the program commands ``options.commanded``). Every line is
+    :func:`robid.io.escaping.comment_line`: a name, date or path with a line break in it stays inside its comment."""
     if options.commanded is not None:
         metadata = {**metadata, "commanded": options.commanded.label}
-    return design_comment(tf, fmt, options, [*notes, metadata_line(fmt, metadata)], list(commanded))
+    lines = design_comment(tf, fmt, options, [*notes, metadata_line(fmt, metadata)], list(commanded))
+    return [comment_line(line) for line in lines]  # the design's texts are the user's: one ASCII line each
 
 
 @dataclass(frozen=True, eq=False)
@@ -292,7 +295,9 @@ def metadata_line(fmt: str, values: dict) -> str:
 
 
 def parse_metadata(text: str) -> dict[str, str]:
-    match = re.search(r"robid-program: ([^\n\r]*)", text)
+    """The ``robid-program:`` line that robid wrote: the comment marker, then the key at the start of the comment
+    (text a user put in another comment line, e.g. a robot name, is never taken for it)."""
+    match = re.search(r"^[ \t]*(?:;|!|#)[ \t]*robid-program: ([^\n\r]*)", text, re.M)
     if not match:
         raise ValueError("not a robid program (no 'robid-program:' line)")
     out = {}

@@ -309,7 +309,9 @@ PARSERS = {"csv": parse_csv, "krl": parse_krl, "rapid": parse_rapid, "urscript":
 
 def read_program_texts(path: str | Path, fmt: str) -> dict[str, str]:
     path = Path(path)
-    return {suffix: path.with_suffix(suffix).read_text() for suffix in SUFFIXES[fmt]}
+    from robid.io.files import read_text
+
+    return {suffix: read_text(path.with_suffix(suffix), "program") for suffix in SUFFIXES[fmt]}
 
 
 def parse_program(path: str | Path, fmt: str) -> ExecutedMotion:
@@ -318,8 +320,13 @@ def parse_program(path: str | Path, fmt: str) -> ExecutedMotion:
 
 def commanded_label(texts: dict[str, str]) -> str | None:
     """The ``commanded=`` entry of a program's robid-program line (None: the program commands the design)."""
-    match = re.search(r"robid-program: [^\n\r]*?\bcommanded=([^;\s]+)", "".join(texts.values()))
-    return match.group(1) if match else None
+    for text in texts.values():
+        try:
+            label = parse_metadata(text).get("commanded")
+        except ValueError:
+            continue
+        return label or None
+    return None
 
 
 def commanded_reference(commanded: CommandedPath) -> Callable[[ExecutedMotion], np.ndarray]:
