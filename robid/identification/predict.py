@@ -11,8 +11,10 @@
    model adds (Stribeck, sigmoid, ripple; same friction velocity and sign as the Coulomb columns), plus, on
    elastic joints with motor encoders, the nominal motor-side rotor and friction terms that identification moved
    to the torque side (robid.identification.datasets); interpolated linearly to the file's own time stamps.
-3. **Marks**, one per (sample, joint): 0 predicted and compared; 1 predicted but slower than ``min_speed`` (the
-   Coulomb term is ill-defined there; left out of the metrics as identification left it out); 2 not predicted
+3. **Marks**, one per (sample, joint): 0 predicted and compared; 1 predicted but slower than ``min_speed`` while
+   the joint moves (a reversal or start: the Coulomb term is ill-defined there; left out of the metrics as
+   identification left it out) -- a joint *held still* (below 0.01 rad/s for 0.5 s or more,
+   robid.identification.friction_fit.held_still) is compared: a robot at rest is predicted; 2 not predicted
    (outside the processed span: filter edges, approach moves, rests cut off, rows dropped) -- the prediction is
    NaN there, and the mark says why.
 4. **Metrics** per joint over the samples marked 0: ``nrmse_percent`` = 100 RMS(tau_meas - tau_pred) / RMS(tau_meas)
@@ -144,7 +146,10 @@ def predict_file(
             notes.append(model.describe(robot.joint_names))
     if processed.thetadd is not None and robot.model.is_elastic and not robot.motor_joints:
         grid = grid + rotor_correction(robot, processed)
-    used = np.asarray(processed.keep, dtype=bool)
+    from robid.identification.friction_fit import held_still_rows
+
+    # the data selection's slow rows, but a joint held still is compared (module docstring, 3.)
+    used = np.asarray(processed.keep, dtype=bool) | held_still_rows(processed, record.processing.coulomb)
     t = np.asarray(measurement.t, dtype=float)
     tau_pred, mark = _at_file_samples(t, processed, grid, used)
     tau_meas = np.asarray(measurement.tau, dtype=float)
