@@ -12,6 +12,7 @@ import robid
 from robid.excitation.fourier import FourierTrajectory
 from robid.identification.identify import IdentificationOptions, run_identification
 from robid.io.result_file import read_result, write_result
+from robid.record.identification import SCHEMA_VERSION
 from robid.signals import ProcessingOptions
 from robid.simulation import SensorSettings, simulate
 from tests.test_closed_loop_estimators import _arm, _trajectory
@@ -72,7 +73,7 @@ def test_selection_picks_stribeck_where_it_was_simulated_and_the_record_carries_
     assert [c.joint for c in chosen_rows] == list(robot.joint_names)
     write_result(tmp_path / "result.json", result.record)
     again = read_result(tmp_path / "result.json")
-    assert again.schema == "2.0" and again.friction_models == fm
+    assert again.schema == SCHEMA_VERSION and again.friction_models == fm
     # adopted: the record's base values are the joint fit's, and its model is what predict evaluates
     assert fm.adopted and fm.nonlinear_joints[-2:] == ("K2", "K3")
     fit = dict(zip(fm.fit.names, fm.fit.values, strict=True))

@@ -136,8 +136,11 @@ def test_virtual_robot_20kg_payload(virtual_runs):
     assert est.model == "full" and est.consistency.consistent
     assert abs(est.body.mass / 20.0 - 1) < 0.01
     assert np.all(err_c < 3.0)
-    # the statistics are honest on the virtual robot: errors within 4 standard deviations
+    # the statistics are honest on the virtual robot: errors within 4 standard deviations; the joints' own
+    # estimates agree, so the realistic uncertainty is the statistical one, and the outputs say so
     assert abs(est.body.mass - 20.0) < 4 * est.mass_std
+    print(est.uncertainty_line())
+    assert est.mass_realistic_std == est.mass_std and est.uncertainty_source.startswith("statistical")
     # the inertia about the COM: principal moments within 20 % (the wrist's short, fast motion excites them less)
     truth_moments = np.linalg.eigvalsh(LOAD.tensor_com())
     assert np.allclose(est.body.principal()[0][np.argsort(est.body.principal()[0])], truth_moments, rtol=0.2)

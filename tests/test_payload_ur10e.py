@@ -35,3 +35,30 @@ def test_ur10e_payload_from_load_and_unload_runs():
     assert abs(est.body.mass / TRUE_MASS - 1) < 0.15
     # the statistical std alone would claim far more than the data give: robid must say so
     assert any("model or drive-gain error" in n for n in est.notes)
+
+
+def test_every_payload_output_states_the_realistic_uncertainty_beside_the_statistical_one():
+    """Issue 33: the URScript header said +- 0.0034 kg while the note said 0.23 kg. Every output now gives the
+    realistic uncertainty (half the range of the joints' own estimates here: model and drive-gain error) and the
+    statistical one beside it, labelled; the realistic one covers most of the true error (-0.33 kg)."""
+    import json
+
+    from robid.payload.export import FORMATS, render
+
+    est = identify_payload("ur10e", DATA / "ur-20_01_31-load.csv", unloaded=DATA / "ur-20_01_31-unload.csv",
+                           mapping=MAPPING)
+    by_joint = [m for m in est.mass_by_joint if m is not None]
+    assert est.mass_realistic_std == pytest.approx((max(by_joint) - min(by_joint)) / 2)
+    assert est.mass_realistic_std > 50 * est.mass_std and abs(est.body.mass - TRUE_MASS) < 1.5 * est.mass_realistic_std
+    assert est.uncertainty_source.startswith("half the range of 5 joints' own estimates")
+    for fmt in FORMATS:
+        text = render(est, fmt, "ur10e", "the flange frame")
+        if fmt == "json":
+            doc = json.loads(text)["uncertainty"]
+            assert doc["realistic"]["mass_std"] == pytest.approx(est.mass_realistic_std)
+            assert doc["statistical"]["mass_std"] == pytest.approx(est.mass_std)
+            continue
+        header = "\n".join(line for line in text.splitlines() if line.startswith(("#", ";", "!")))
+        assert f"+- {est.mass_realistic_std:.2g} kg realistic" in header, (fmt, header)
+        assert f"statistical +- {est.mass_std:.2g} kg" in header, (fmt, header)
+        print(f"{fmt}: {header.splitlines()[1]}")

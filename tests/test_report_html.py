@@ -387,9 +387,11 @@ def test_report_renders_in_headless_chromium_without_console_errors(case, tmp_pa
     of non-white pixels in its band of the page), no console or load error may mention the report, and the DOM
     must hold the page content. Under CI=true a missing browser fails the test instead of skipping it."""
     _need_chromium()
-    report = case["folder"] / "report.html"
-    if not report.exists():
-        write_report(report, case["record"], case["robot"], trajectory=case["folder"] / "traj.json")
+    written = case["folder"] / "report.html"
+    if not written.exists():
+        write_report(written, case["record"], case["robot"], trajectory=case["folder"] / "traj.json")
+    report = tmp_path / "report_open.html"  # the sections after the first screen are collapsed: opened here
+    report.write_text(written.read_text().replace('<details class="section">', '<details class="section" open>'))
     layout = _layout(report, tmp_path, 1400)
     height = min(layout["height"], 30_000)
     shot = tmp_path / "shot.png"
@@ -477,10 +479,10 @@ def test_fit_verdict_counts_band_coverage(case):
     verdict, table = fit_quality(narrow)
     assert verdict.badge == "CHECK" and "J2 2 % (only 67.5 % inside the band)" in verdict.headline
     assert "J1" not in verdict.headline and "J3" not in verdict.headline
-    validation = [cells[-1] for cells in (r["cells"] for r in table["rows"])]
+    validation = table["rows"][-1]["cells"]  # one row per run, the validation run last
     assert [level for *_, level in validation] == ["good", "warn", "good"]
     text = build_report(narrow)
-    assert "at least 90 % of the samples inside the 95 % prediction band" in text and ">67.5 %</td>" in text
+    assert "at least 90 % of the samples inside the 95 % prediction band" in text and ">67.5 % (" in text
 
 
 def test_parameter_table_has_a_unit_per_row(case):
@@ -526,3 +528,68 @@ def test_validation_runs_friction_lies_on_the_identified_curve(case):
         print(f"{name}: held-out friction residual rms {np.sqrt(np.mean(residual**2)):.3g} vs spread {spread:.3g}")
         assert np.sqrt(np.mean(residual**2)) < 0.25 * spread
     assert "Validation runs (orange) did not shape the estimate" in data.section("friction").html()
+
+
+@pytest.fixture(scope="module")
+def case_with_reference(case):
+    """The case identified again with a reference model (the robot file's values with the masses 20 % heavier),
+    scored on the same samples: the first screen then holds the comparison with it."""
+    from robid.identification import IdentificationOptions
+    from robid.identification.references import load_reference
+
+    robot, folder = case["robot"], case["folder"]
+    heavier = {n: 1.2 * v for n, v in zip(robot.parameter_names, robot.parameters, strict=True) if n.startswith("m_")}
+    reference = load_reference("masses +20 %", ROBOT, parameters=heavier)
+    options = IdentificationOptions(references=(reference,))
+    result = run_identification(robot, [folder / "id.csv"], options, validation_files=[folder / "val.csv"])
+    report = folder / "report_reference.html"
+    write_report(report, result.record, robot, trajectory=folder / "traj.json")
+    return {"record": result.record, "report": report}
+
+
+#: appended to a test copy of the report: the boxes of the first screen's parts (CSS px) as text
+_FIRST_SCREEN_PROBE = """<script>
+(function () {
+  var out = [];
+  [["verdicts", ".overview-verdicts"], ["card", ".verdict.compact"], ["heat", "table.heat"], ["cmp", "td.cmp"],
+   ["next", ".next"], ["details", "details.section"]].forEach(function (pair) {
+    document.querySelectorAll(pair[1]).forEach(function (e) {
+      var r = e.getBoundingClientRect();
+      out.push([pair[0], Math.round(r.top), Math.round(r.bottom), Math.round(r.left), Math.round(r.right)].join(" "));
+    });
+  });
+  var p = document.createElement("pre");
+  p.id = "first-probe";
+  p.textContent = out.join("\\n");
+  document.body.appendChild(p);
+})();
+</script>"""
+
+
+def test_first_screen_holds_the_verdicts_the_heat_map_and_the_comparison(case_with_reference, tmp_path):
+    """At 1400 x 900 px, without scrolling, the page shows the verdict cards, the heat map of every run and joint
+    with its comparison column, and what to do next: their boxes (measured by the browser) end above 900 px, and a
+    screenshot of that window has ink in each of them. Every section after the first screen starts collapsed."""
+    report = case_with_reference["report"]
+    text = report.read_text()
+    assert text.count('<details class="section">') == len(_parse(text).h2) - 1  # all but the overview
+    probe = tmp_path / "first.html"
+    probe.write_text(text.replace("</body>", _FIRST_SCREEN_PROBE + "</body>"))
+    dom = _run_chromium(["--window-size=1400,900", "--dump-dom", probe.as_uri()], tmp_path / "profile_probe")
+    lines = dom.stdout.split('<pre id="first-probe">', 1)[-1].split("</pre>", 1)[0].splitlines()
+    boxes: dict[str, list] = {}
+    for line in lines:
+        kind, *numbers = line.split()
+        boxes.setdefault(kind, []).append(tuple(int(v) for v in numbers))
+    assert boxes.get("heat") and boxes.get("cmp") and boxes.get("card") and boxes.get("next"), dom.stderr[-2000:]
+    shot = tmp_path / "first.png"
+    _run_chromium([f"--screenshot={shot}", "--window-size=1400,900", report.resolve().as_uri()], tmp_path / "profile")
+    ink = _non_white(shot)
+    assert ink.shape == (900, 1400), ink.shape
+    for kind in ("verdicts", "card", "heat", "cmp", "next"):
+        for top, bottom, left, right in boxes[kind]:
+            assert 0 <= top < bottom <= 900, (kind, top, bottom)
+            assert ink[top:bottom, left:right].mean() > 0.02, (kind, ink[top:bottom, left:right].mean())
+    print(f"\nfirst screen: verdict cards end at {max(b for _, b, *_ in boxes['card'])} px, heat map at "
+          f"{boxes['heat'][0][1]} px, next steps at {boxes['next'][0][1]} px")
+    assert "better than masses +20 %" in text or "better 3/3" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def register(sub) -> None:
@@ -47,9 +48,11 @@ def execute(spec, out, force: bool) -> int:
     run = run_campaign(spec, out, force=force)  # its step lines go to the log (robid.progress)
     w = sys.stdout.write
     w(f"campaign {spec.name}: {len(run.recomputed)} of {len(run.steps)} steps recomputed\n")
-    w(f"identification NRMSE [%]: {nrmse_line(run.record.metrics)}\n")
+    for r in run.record.runs:
+        w(f"processing {r.role} {Path(r.file).name}: {r.line()}\n")
+    w(f"identification NRMSE [%] (all identification runs): {nrmse_line(run.record.metrics)}\n")
     for v in run.record.validation_data:
-        w(f"validation NRMSE [%]: {nrmse_line(v.fit)}\n")
+        w(f"validation {Path(v.file).name} NRMSE [%]: {nrmse_line(v.fit)}\n")
     w(f"result: {run.result_path}\n")
     if run.report_path is not None:
         w(f"report: {run.report_path}\n")

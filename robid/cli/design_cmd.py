@@ -85,8 +85,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"limits: {result.check.summary()}")
     floor = [float(v) for v in result.problem.floor_speeds()]
     print("RMS velocity per joint: " + ", ".join(f"{v:.3g}" for v in tf.design["rms_velocity"])
-          + (f" (floor {', '.join(f'{v:.3g}' for v in floor)}: min_rms_velocity {spec.min_rms_velocity:g} of the "
-             "reachable speeds)" if any(v > 0 for v in floor) else ""))
+          + (f" (floor {', '.join(f'{v:.3g}' for v in floor)}: min_rms_velocity "
+             f"{result.problem.min_rms_velocity:g} of the reachable speeds)" if any(v > 0 for v in floor) else ""))
+    for note in tf.design.get("notes", []):
+        print(f"note: {note}")
     print(f"{len(result.starts)} starts (seed {spec.seed}), best {result.best_start + 1}, {result.seconds:.1f} s")
     print("time per start [s]: " + ", ".join(f"{s.seconds:.1f}" for s in result.starts)
           + f" (CPU {sum(s.cpu_seconds for s in result.starts):.1f} s in all)")

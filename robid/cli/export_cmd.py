@@ -48,6 +48,13 @@ help="per-joint sign, +1 or -1: controller = sign * robid + offset"
         help="per-joint offsets in controller units (deg for krl/rapid, rad for urscript)",
     )
     p.add_argument(
+        "--speed-scale", type=float, default=1.0, metavar="S",
+        help="run the design at S (0 < S <= 1) of its speed on the same path: period T/S, velocities x S, "
+        "accelerations x S^2; the program states its speeds and the parse-back checks them (default 1)")
+    p.add_argument(
+        "--first-run", action="store_true",
+        help="the program of a first run on a new cell: --speed-scale 0.1 (the whole path at a tenth of the speed)")
+    p.add_argument(
         "--motor-side",
         action="store_true",
         help="command the motor-side positions theta (joint units: what a controller closing its loops on the "
@@ -93,7 +100,11 @@ def run(args: argparse.Namespace) -> int:
     commanded = _motor_side(args, tf) if args.motor_side else None
     if commanded is None and args.robot is not None:
         raise RobidInputError("--robot: only used with --motor-side")
-    options = ProgramOptions(periods=args.periods, rate=args.rate, signs=signs, offsets=offsets, commanded=commanded)
+    scale = 0.1 if args.first_run else args.speed_scale
+    if args.first_run and args.speed_scale != 1.0:
+        raise RobidInputError("--first-run is --speed-scale 0.1: give one of them")
+    options = ProgramOptions(periods=args.periods, rate=args.rate, signs=signs, offsets=offsets, commanded=commanded,
+                             speed_scale=scale)
     try:
         result = export_program(tf, args.format, args.out, options)
     finally:
@@ -103,6 +114,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     side = "" if commanded is None else f"motor-side positions of {commanded.robot_label}; "
     print(f"{side}rate {result.rate:g} Hz; parse-back check: {result.check.summary()}")
+    from robid.excitation.programs.speed import slowed, speed_lines
+
+    for line in speed_lines(slowed(tf, scale), periods=args.periods)[1:]:
+        print(line)
     return 0
 
 

@@ -184,6 +184,8 @@ def print_summary(record, out) -> None:
         classes[p.identifiability] = classes.get(p.identifiability, 0) + 1
     w(f"{out}: {len(record.base_parameters)} base parameters by {record.method} ("
       + ", ".join(f"{n} {c}" for c, n in sorted(classes.items())) + ")\n")
+    for run in record.runs:
+        w(f"processing {run.role} {run.file}: {run.line()}\n")
     w(f"identification NRMSE per joint [%]: {nrmse_line(record.metrics)}\n")
     for run in record.validation_data:
         w(f"validation {run.file} NRMSE [%]: {nrmse_line(run.fit)}\n")

@@ -65,6 +65,10 @@ def run(args) -> int:
     print(f"robot: {robot.name} ({robot.dof} joints, {robot.model.kinematics}), terms: {', '.join(robot.terms)}")
     print(f"standard parameters: {len(names)}    base parameters: {len(base.names)}"
           f" ({'exact' if base.exact else 'floating-point'} grouping)")
+    from robid.identification.choices import term_lines
+
+    for line in term_lines(robot):  # a requested term that cannot apply, a built-in model with more terms
+        print(f"note: {line}")
     print(
         f"classes: {counts['identifiable']} identifiable, {counts['grouped']} grouped,"
         f" {counts['unidentifiable']} unidentifiable"

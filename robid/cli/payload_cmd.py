@@ -186,11 +186,8 @@ def run_identify(args: argparse.Namespace) -> int:
     robot = robid.load_robot(args.robot, terms=("rigid",))
     frame = f"the flange frame (last body frame of {robot.name}, joint {robot.joint_names[-1]})"
     text = render(est, args.format, str(args.robot), frame, args.tool)
-    b = est.body
-    summary = (f"payload ({est.model}, reference {est.reference}): m = {b.mass:.4f} +- {est.mass_std:.2g} kg, "
-               f"COM = ({', '.join(f'{1000 * c:.1f}' for c in b.com)}) +- "
-               f"({', '.join(f'{1000 * s:.1f}' for s in est.com_std)}) mm in {frame}; cond {est.condition_number:.3g}"
-               f", {est.rows_used} rows\n")
+    summary = (f"payload ({est.model}, reference {est.reference}): {est.uncertainty_line()} in {frame}; "
+               f"cond {est.condition_number:.3g}, {est.rows_used} rows\n")
     if args.out:
         write_atomic(args.out, text)
         sys.stdout.write(f"wrote {args.out}\n" + summary)

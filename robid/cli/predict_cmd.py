@@ -62,9 +62,19 @@ def run(args: argparse.Namespace) -> int:
     w(f"{args.out}: {pred.t.size} samples; (sample, joint) rows: {counts['compared']} compared, {counts['slow']} "
       f"slower than the data selection's minimum speed, {counts['not predicted']} not predicted (filter edges, "
       "cut off)\n")
-    w("joint  NRMSE [%] (processed)  RRE [%] (measured)\n")
-    for j, name in enumerate(robot.joint_names):
-        m = pred.processed.per_joint[j]
-        w(f"{name:<6} {m.nrmse_percent:>21.3f}  {pred.rre_percent[j]:>18.3f}\n")
+    w(f"processing {args.measurement}: {pred.processing}\n")
+    rows = [(name, f"{m.nrmse_percent:.3f}", f"{pred.rre_percent[j]:.3f}")
+            for j, (name, m) in enumerate(zip(robot.joint_names, pred.processed.per_joint, strict=True))]
+    w(aligned_table(("joint", "NRMSE [%] (processed)", "RRE [%] (measured)"), rows))
     return 0
 
+
+def aligned_table(header, rows) -> str:
+    """Columns padded to their widest cell (header included): the first left-aligned, numbers right-aligned."""
+    widths = [max(len(str(c)) for c in column) for column in zip(header, *rows, strict=True)]
+
+    def line(cells) -> str:
+        first, *rest = (str(c) for c in cells)
+        return "  ".join([first.ljust(widths[0]), *(c.rjust(w) for c, w in zip(rest, widths[1:], strict=True))])
+
+    return "".join(line(r).rstrip() + "\n" for r in (header, *rows))

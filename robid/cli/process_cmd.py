@@ -169,14 +169,15 @@ def run(args: argparse.Namespace) -> int:
     measurement = read_measurement(meas, robot, mapping=args.mapping, policy=screening_policy(args))
     processed = process(measurement, processing_options(args))
     write_processed_csv(out, processed)
+    summary = processing_summary(processed)
     if args.summary:
-        write_summary_json(args.summary, processing_summary(processed))
+        write_summary_json(args.summary, summary)
     if not args.quiet:
-        lines = [f"{out}: {processed.n_samples} samples, {processed.mode}"]
+        lines = [f"processing {meas}: {summary.line()}", f"{out}: {processed.n_samples} samples, {processed.mode}"]
         if processed.period is not None:
-            lines[0] += f", T = {processed.period:.6g} s ({processed.period_source}), {processed.n_periods} period(s)"
+            lines[1] += f", T = {processed.period:.6g} s ({processed.period_source}), {processed.n_periods} period(s)"
         if processed.cutoff_hz is not None:
-            lines[0] += f", cut-off {processed.cutoff_hz:.4g} Hz"
+            lines[1] += f", cut-off {processed.cutoff_hz:.4g} Hz"
         lines.append("tau noise std per joint: " + ", ".join(f"{x:.3g}" for x in processed.noise.tau_std))
         # each joint's band and the guard's choice (docs/signals.md sections 6, 7, 7b)
         lines += [x for x in processed.method.splitlines() if x.startswith(("band of least", "DFT: kept", "guard:"))]

@@ -138,6 +138,8 @@ def _log_cond(w: np.ndarray) -> tuple[float, np.ndarray]:
 
 def _log_cond_value(gram: np.ndarray) -> float:
     """log kappa from the Gram matrix W^T W (eigenvalues only)."""
+    if not np.all(np.isfinite(gram)):  # a column the motion leaves at zero, scaled: rank-deficient
+        return math.inf
     evals = np.linalg.eigvalsh(gram)
     if evals[0] <= evals[-1] * 1e-24 or evals[0] <= 0.0:
         return math.inf
@@ -152,7 +154,8 @@ def objective_value(w: np.ndarray, criterion: str, raw_weight: float = 1.0) -> f
         f = 0.0
         if criterion != "cond_raw":
             d = np.sqrt(np.diag(gram))
-            d = np.where(d > 0.0, d, 1e-300)
+            if not np.all(d > 0.0):  # a base column the motion leaves at zero: not identifiable from it
+                return math.inf
             f += _log_cond_value(gram / np.outer(d, d))  # Gram of W D^-1
         if criterion != "cond":
             f += (raw_weight if criterion == "cond_both" else 1.0) * _log_cond_value(gram)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import platform
 import time
 from typing import Any
@@ -9,10 +11,13 @@ from typing import Any
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.excitation.optimiser import DesignProblem, DesignResult, design_excitation
+from robid.excitation.centre import choose_center
+from robid.excitation.optimiser import DesignProblem, DesignResult, FloorMissed, design_excitation
 from robid.excitation.spec import DesignSpec, cartesian_limits, resolve_center, resolve_limits
 from robid.excitation.trajectory_file import TrajectoryFile
 from robid.excitation.velocity_floor import rms_velocity
+
+_log = logging.getLogger(__name__)
 
 
 def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tuple[DesignResult, TrajectoryFile]:
@@ -20,13 +25,16 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
     when torque limits are given), e.g. ``robid.load_robot(...)``."""
     model = robot.model
     limits = resolve_limits(spec, model)
-    center = resolve_center(spec, limits, model)
     cartesian = cartesian_limits(spec, model)
     torque_fn = None
     if np.any(np.isfinite(limits.torque)):
         torque_fn = getattr(robot, "inverse_dynamics", None)
         if torque_fn is None:
             raise RobidInputError(f"{spec.source}: limits.torque: this robot has no nominal inverse dynamics")
+    center, centre_note = resolve_center(spec, limits, model), None
+    if spec.center is None and not _closed_chain(model):  # a pose with room to move (robid.excitation.centre)
+        center, centre_note = choose_center(limits, spec.margin, model, cartesian, torque_fn, spec.seed,
+                                            tuple(model.joint_names))
     _check_center_closes(model, center, spec.source)
     base = robot.base_parameters()
     problem = DesignProblem(
@@ -48,16 +56,17 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
         torque_fn=torque_fn,
         joint_names=tuple(model.joint_names),
     )
-    try:
-        result = design_excitation(problem, base.regressor)
-    except ValueError as exc:
-        raise RobidInputError(f"{spec.source}: {exc}") from None
+    result, notes = _design_with_a_reachable_floor(problem, base.regressor, spec.source)
+    notes = ([centre_note] if centre_note else []) + notes
     design = {
         "robot": robot_label or model.name,
         "base_parameters": list(getattr(base, "names", [])),
         "criterion": spec.criterion,
         "criteria": result.criteria.to_dict(),
-        "min_rms_velocity": spec.min_rms_velocity,
+        "min_rms_velocity": result.problem.min_rms_velocity,
+        **({"min_rms_velocity_requested": spec.min_rms_velocity} if result.problem.min_rms_velocity
+           != spec.min_rms_velocity else {}),
+        **({"notes": notes} if notes else {}),
         "rms_velocity": [float(v) for v in rms_velocity(result.trajectory.coefficients())],
         "seed": spec.seed,
         "starts": spec.starts,
@@ -94,6 +103,14 @@ def passive_block(model) -> dict:
     return {"names": list(passive.names), "relation": passive.relation.tolist(), "limits": passive.limits.to_dict()}
 
 
+def _closed_chain(model) -> bool:
+    """Whether the robot has loops (its passive joints follow the active ones): its centre stays the one of
+    robid.excitation.spec.resolve_center, where the loops are checked to close within the passive limits."""
+    from robid.excitation.passive_limits import PassiveJoints
+
+    return PassiveJoints.from_model(model) is not None
+
+
 def _check_center_closes(model, center: np.ndarray, source: str) -> None:
     """A closed chain's centre must assemble the loops with every passive joint within its limits."""
     from robid.excitation.passive_limits import PassiveJoints
@@ -109,6 +126,36 @@ def _check_center_closes(model, center: np.ndarray, source: str) -> None:
                 f"{source}: center: the passive joint {name} is at {value:.6g} there, outside its limits [{lo:.6g}, "
                 f"{hi:.6g}] (robot file); choose a centre where the loops close within them"
             )
+
+
+#: a relaxed excitation floor is this fraction of what the closest start reached (so that starts can meet it)
+FLOOR_RELAXATION = 0.9
+#: below this fraction of the floor on its slowest joint, the closest start is pinned by a limit, not the floor
+FLOOR_PINNED = 0.25
+#: designs tried with a relaxed floor before the design gives up
+FLOOR_RETRIES = 2
+
+
+def _design_with_a_reachable_floor(problem: DesignProblem, regressor, source: str) -> tuple[DesignResult, list[str]]:
+    """The design, with the excitation floor relaxed when no start reaches it (docs/excitation.md, "Excitation
+    floor"): to FLOOR_RELAXATION of the fraction the closest start reached, at most FLOOR_RETRIES times, each
+    relaxation said in a note (the design's ``notes``); an error names the limit at fault otherwise."""
+    notes: list[str] = []
+    for attempt in range(FLOOR_RETRIES + 1):
+        try:
+            return design_excitation(problem, regressor), notes
+        except FloorMissed as exc:
+            if attempt == FLOOR_RETRIES or exc.reached < FLOOR_PINNED:  # pinned by a limit: no floor helps
+                raise RobidInputError(f"{source}: {exc}") from None
+            relaxed = float(f"{problem.min_rms_velocity * exc.reached * FLOOR_RELAXATION:.3g}")
+            notes.append(f"min_rms_velocity {problem.min_rms_velocity:g} not reachable within these limits and "
+                         f"period (the closest start reached {exc.reached:.2f} of it on its slowest joint): relaxed "
+                         f"to {relaxed:g}")
+            _log.warning(f"design: {notes[-1]}")
+            problem = dataclasses.replace(problem, min_rms_velocity=relaxed)
+        except ValueError as exc:
+            raise RobidInputError(f"{source}: {exc}") from None
+    raise AssertionError("unreachable")
 
 
 def _min_slack_fraction(result: DesignResult) -> float:

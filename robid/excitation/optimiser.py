@@ -385,7 +385,7 @@ def design_excitation(
     t_start = time.perf_counter()
     ev = _Evaluator(problem, base_regressor)
     if not ev.feasible(np.zeros(problem.dof * ev.r)):
-        raise ValueError("the centre pose itself violates a limit (check center, margin, Cartesian and torque limits)")
+        raise ValueError(centre_violations(problem))
     z0s = initial_points(problem, ev)
     if map_starts is None:
         map_starts = _START_MAP.get()
@@ -419,7 +419,8 @@ def design_excitation(
     assert len(records) == problem.starts
     if best is None:
         names = problem.joint_names or tuple(f"q{j + 1}" for j in range(problem.dof))
-        raise ValueError(ev.floor.missed(ev.coefficients(closest[1]), names, problem.min_rms_velocity, len(records)))
+        raise FloorMissed(ev.floor.missed(ev.coefficients(closest[1]), names, problem.min_rms_velocity, len(records)),
+                          closest[0])
     x = ev.coefficients(best[1])
     h = problem.harmonics
     names = problem.joint_names or tuple(f"q{j + 1}" for j in range(problem.dof))
@@ -428,6 +429,33 @@ def design_excitation(
     criteria = evaluate_criteria(traj, base_regressor, problem.grid_points)
     check = check_trajectory(traj, problem.limits, problem.cartesian, problem.model, problem.torque_fn)
     return DesignResult(traj, criteria, check, tuple(records), best[2], time.perf_counter() - t_start, problem)
+
+
+class FloorMissed(ValueError):
+    """No start reached the excitation floor; ``reached``: the smallest RMS velocity / floor of the start that
+    came closest (robid.excitation.design relaxes the floor to what it reached, with a note)."""
+
+    def __init__(self, message: str, reached: float):
+        super().__init__(message)
+        self.reached = float(reached)
+
+
+def centre_violations(problem: DesignProblem) -> str:
+    """The one-line error when the centre pose at rest violates a limit the designer works in (narrowed by the
+    margin), naming each: a position outside its range, a Cartesian point outside its half-spaces, a holding
+    torque above its limit."""
+    still = FourierTrajectory(problem.period, problem.center, np.zeros((problem.dof, 1)), np.zeros((problem.dof, 1)))
+    limits = problem.limits.with_margin(problem.margin)
+    check = check_trajectory(still, limits, problem.cartesian, problem.model, problem.torque_fn)
+    failing = [f"{item.quantity} of {item.name} (limit {_limit_text(item.limit)}, at rest {item.value:.4g})"
+               for item in check.violations()]
+    what = ", ".join(failing) if failing else "a limit row at rest"
+    return (f"the centre pose itself violates {what} (within the limits narrowed by margin {problem.margin:g}): "
+            "move center, or relax that limit")
+
+
+def _limit_text(limit) -> str:
+    return f"[{limit[0]:.4g}, {limit[1]:.4g}]" if isinstance(limit, tuple) else f"{limit:.4g}"
 
 
 def _closest_to_floor(ev: _Evaluator, z: np.ndarray, closest):

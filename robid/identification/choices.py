@@ -12,6 +12,12 @@ data allow, and says what it chose). Each choice is one line for the record's ``
   encoders' processed signals, whose noise biases least squares and makes its independent-row covariance too
   small (docs/elastic.md section 3, docs/estimation.md "Errors in variables"); ``wls`` elsewhere (two-step
   per-joint weights, the rows' correlation by the filter counted).
+* **Terms that cannot apply** (:func:`term_lines`): a requested rotor term on joints without a drive (a URDF or
+  MJCF file declares none) adds no parameter there; the line says so and how to provide the drives (a robot file
+  on the URDF, ``urdf: arm.urdf`` with a ``drive`` per joint, docs/robot-file.md "Starting from a URDF"). A
+  stiffness term without motor positions is refused by the data sets with the columns it needs. When a built-in
+  model of the same robot (same name, same number of joints) has terms this one lacks, the line names them: the
+  URDF of the UR10e gives 54 base parameters where the built-in ``ur10e`` gives 58 with its rotor inertias.
 * **Friction models** ``auto``: linear, Stribeck and sigmoid compared per joint
   (robid.identification.friction_selection) when the layout is rigid, the joints have their own viscous and
   Coulomb parameters, the estimator is ``wls`` (whose values the joint fit of the chosen models replaces) and the
@@ -30,6 +36,9 @@ from robid.robot import Robot
 #: (sample, joint) rows up to which the friction models are compared by default: the comparison refits the whole
 #: problem about a dozen times (benchmarks/RESULTS.md, "friction model selection": its share of identify's time)
 FRICTION_AUTO_ROWS = 150_000
+
+#: friction terms: any robot can have them (a caller who leaves one out chose to)
+FRICTION_TERMS = ("viscous", "coulomb", "offset")
 
 #: the terms the elastic layout adds to the robot's default terms
 ELASTIC_LAYOUT_TERMS = ("stiffness", "damping")
@@ -54,6 +63,53 @@ def chosen_layout(robot: Robot, files, options) -> tuple[Robot, str | None]:
     extra = ", link viscous friction" if "link_viscous" in elastic.terms else ""
     return elastic, (f"layout: elastic (springs declared on {springs}, motor positions measured): link and motor "
                      f"rows with stiffness, damping{extra}")
+
+
+def term_lines(robot: Robot) -> list[str]:
+    """Lines for what the robot's terms cannot give (module docstring): rotor terms on joints without a drive,
+    and the terms a built-in model of the same robot has beyond this one's."""
+    model = robot.model
+    source = Path(model.source).name if model.source else model.name
+    lines = []
+    rotor = [t for t in robot.terms if t in ("rotor", "rotor_coupled")]
+    without = [j.name for j in model.joints if j.drive is None]
+    if rotor and without:
+        which = "any joint" if len(without) == len(model.joints) else ", ".join(without)
+        lines.append(f"terms: {rotor[0]} asked for, but {source} declares no drive on {which}: no reflected rotor "
+                     "inertia (Ia_J) there; to identify it, give a robot file on it with a drive per joint "
+                     f"(urdf: {source} and joints: [{{name: ..., drive: {{gear_ratio: ..., rotor_inertia: ...}}}}], "
+                     "docs/robot-file.md \"Starting from a URDF\")")
+    lines += _builtin_line(robot, source)
+    return lines
+
+
+def _builtin_line(robot: Robot, source: str) -> list[str]:
+    """The line naming the terms a built-in model of the same robot (name and joint count) has beyond ``robot``'s;
+    none for a built-in robot itself or when it has no more."""
+    from robid.model.loader import builtin_robot_names, builtin_robot_path, read_robot
+    from robid.model.terms import default_terms
+
+    model = robot.model
+
+    def key(name: str) -> str:
+        return "".join(c for c in name.lower() if c.isalnum())
+
+    names = [n for n in builtin_robot_names() if key(n) == key(model.name)]
+    if not names or (model.source and Path(model.source).resolve() == builtin_robot_path(names[0]).resolve()):
+        return []
+    builtin = read_robot(names[0])
+    if builtin.dof != model.dof:
+        return []
+    # the terms a robot file must declare data for (drives, balancers, couplings), which this one cannot have
+    extra = [t for t in default_terms(builtin) if t not in default_terms(model) and t not in FRICTION_TERMS]
+    if not extra:
+        return []
+    what = {"rotor": f"rotor (the reflected rotor inertia of its {sum(j.drive is not None for j in builtin.joints)} "
+                     "drives)", "compensator": "compensator (its balancer)",
+            "drive_coupling": "drive_coupling (a motor turning two joints)"}
+    return [f"model: the built-in robot {names[0]} has terms {source} lacks: "
+            + ", ".join(what.get(t, t) for t in extra)
+            + f"; identify with ROBOT {names[0]}, or add them in a robot file on {source}"]
 
 
 def _elastic(robot: Robot) -> Robot:

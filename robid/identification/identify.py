@@ -162,7 +162,7 @@ def run_identification(
     """Identify ``robot`` from ``files`` (stacked), validate on ``validation_files`` (module docstring). What the
     caller left open -- the layout of a robot with springs, the estimator, the friction models -- is chosen from
     the robot file and the data (robid.identification.choices) and said in the record's ``choices``."""
-    from robid.identification.choices import chosen_layout, resolved_method
+    from robid.identification.choices import chosen_layout, resolved_method, term_lines
     from robid.identification.recording import identification_record
 
     o = options or IdentificationOptions()
@@ -177,7 +177,7 @@ def run_identification(
     choices: list[str] = []
     robot, layout = chosen_layout(robot, files, o)
     method, why = resolved_method(robot, o)
-    choices += [line for line in (layout, why) if line]
+    choices += [line for line in (layout, why) if line] + term_lines(robot)
     o = dataclasses.replace(o, method=method)
     base = robot.base_parameters()
     notes: list[str] = []

@@ -55,6 +55,8 @@ class FilePrediction:
     method: tuple[str, ...]
     #: the processed grid the model was evaluated on: t (M,), q, qd, qdd and the predicted torque (M, dof)
     grid: tuple[np.ndarray, ...] = ()
+    #: the processing chosen, in one line (robid.record.ProcessingSummary.line)
+    processing: str = ""
 
     @property
     def residual(self) -> np.ndarray:
@@ -109,6 +111,7 @@ def predict_file(
     )
     from robid.identification.recording import options_for_file, screening_policy
     from robid.signals import process
+    from robid.signals.processing_summary import processing_summary
 
     check_result_matches(robot, record)
     options, mapping_stored, lines = options_for_file(record, str(path))
@@ -170,6 +173,7 @@ def predict_file(
         method=(*lines, *processed.method.splitlines(), *notes),
         grid=(np.asarray(processed.t, dtype=float), np.asarray(processed.q, dtype=float),
               np.asarray(processed.qd, dtype=float), np.asarray(processed.qdd, dtype=float), grid),
+        processing=processing_summary(processed).line(),
     )
 
 

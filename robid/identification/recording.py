@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.identification.run_records import predict_dataset, run_record, torque_fit
+from robid.identification.run_records import model_error_std, predict_dataset, run_record, torque_fit
 from robid.record.codec import finite, finite_tuple, from_plain, to_plain
 from robid.record.identification import (
     BalancerCollinearity,
@@ -138,10 +138,13 @@ def identification_record(work) -> IdentificationRecord:
     cov = np.asarray(est.covariance, dtype=float)
     model = work.model
     predictions = [predict_dataset(robot, d, model) for d in work.datasets]
+    model_error = model_error_std(work.datasets, predictions)
+    predictions = [p.with_model_error(model_error) for p in predictions]
     refs = work.options.references
     runs = tuple(run_record(robot, d, "identification", model, p, references=refs)
                  for d, p in zip(work.datasets, predictions, strict=True))
-    held_out = tuple(run_record(robot, d, "validation", model, references=refs) for d in work.validation_sets)
+    held_out = tuple(run_record(robot, d, "validation", model, predict_dataset(robot, d, model, model_error),
+                                references=refs) for d in work.validation_sets)
     return IdentificationRecord(
         robot=robot.name,
         robot_source=robot.model.source,
@@ -159,6 +162,7 @@ def identification_record(work) -> IdentificationRecord:
         covariance=tuple(finite_tuple(row) for row in cov),
         estimation=_estimator_summary(est),
         metrics=_stacked_fit(robot, work.datasets, predictions),
+        model_error_std=finite_tuple(model_error),
         data=runs,
         validation_data=held_out,
         thresholds=ClassThresholds(
@@ -242,7 +246,7 @@ def _estimator_summary(est) -> EstimatorSummary:
 
 def _stacked_fit(robot, datasets, preds) -> TorqueFit:
     """The fit over all identification runs together (the stacked least-squares problem), each run's band with
-    its own noise."""
+    its own noise and the model error."""
     tau = np.concatenate([d.drive_view().tau for d in datasets])
     used = np.concatenate([np.asarray(d.processed.keep, dtype=bool) for d in datasets])
     mean, std_model, std_total = (np.concatenate([getattr(p, k) for p in preds]) for k in ("mean", "std_model",

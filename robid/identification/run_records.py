@@ -4,12 +4,15 @@ fits, computed once, on every sample, so that a report only has to draw it.
 * **Prediction** by the identified model (robid.identification.identified_model): ``tau_pred = W beta`` (W the
   filtered base regressor of the run) plus, where the record adopted a nonlinear friction model, what that model
   adds, through the same filter.
-* **Prediction band**: ``tau_pred +- 1.96 sqrt(w^T C w + sigma_j^2)``, C the covariance of the estimate (the
-  parameter uncertainty along the regressor row w, robid.estimation.prediction_std) and ``sigma_j`` the noise std
-  of the run's own processed torque, estimated by the signal stage (``noise.tau_std_processed``). About 95 % of the
-  used samples of a run fall inside it when the model is right; far fewer means the model (or the noise estimate)
-  is wrong for that run. The run's own noise is used, not the identification fit's residual std: runs averaged
-  over different numbers of periods have different noise levels.
+* **Prediction band**: ``tau_pred +- 1.96 sqrt(w^T C w + sigma_j^2 + e_j^2)``, C the covariance of the estimate
+  (the parameter uncertainty along the regressor row w, robid.estimation.prediction_std), ``sigma_j`` the noise std
+  of the run's own processed torque, estimated by the signal stage (``noise.tau_std_processed``), and ``e_j`` the
+  model error of joint j (:func:`model_error_std`): what the identification runs' residuals hold beyond their
+  noise and the parameter uncertainty -- unmodelled dynamics that no amount of data averages away. About 95 % of
+  the used samples of a run fall inside it when the model predicts the run as well as it fits the identification
+  data; far fewer means the run holds errors the identification data did not show. The run's own noise is used,
+  not the identification fit's residual std: runs averaged over different numbers of periods have different noise
+  levels.
 * **Fit**: robid.estimation.torque_metrics over the rows the data selection kept, the share of those rows inside
   the band, and the mean model std.
 * **Ranges** of the processed motion, **display series** (every ``step``-th sample, 6 significant digits), and
@@ -57,25 +60,57 @@ DIGITS = 6  # significant digits of figure series
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class RunPrediction:
-    """Prediction of one data set with the reported values: mean and parameter-uncertainty std (N, dof), and the
-    noise std per joint of the run's processed torque (the noise part of the prediction band)."""
+    """Prediction of one data set with the reported values: mean and parameter-uncertainty std (N, dof), the
+    noise std per joint of the run's processed torque and the model error std per joint (:func:`model_error_std`;
+    zero until estimated): the parts of the prediction band."""
 
     mean: np.ndarray
     std_model: np.ndarray
     noise: np.ndarray
+    model_error: np.ndarray | None = None
 
     @property
     def std_total(self) -> np.ndarray:
-        return np.sqrt(self.std_model**2 + self.noise[None, :] ** 2)
+        error = np.zeros_like(self.noise) if self.model_error is None else self.model_error
+        return np.sqrt(self.std_model**2 + self.noise[None, :] ** 2 + error[None, :] ** 2)
+
+    def with_model_error(self, model_error) -> RunPrediction:
+        return dataclasses.replace(self, model_error=np.asarray(model_error, dtype=float))
 
 
-def predict_dataset(robot, dataset: DataSet, model) -> RunPrediction:
+def predict_dataset(robot, dataset: DataSet, model, model_error=None) -> RunPrediction:
     """The prediction of the measured (drive) torque of every joint (DataSet.drive_view) by the identified
-    ``model`` (robid.identification.identified_model.IdentifiedModel)."""
+    ``model`` (robid.identification.identified_model.IdentifiedModel); ``model_error``: its std per joint
+    (:func:`model_error_std`), part of the band."""
     dataset = dataset.drive_view()
     noise = np.array([np.nan if s is None else s for s in dataset.processed.noise.tau_std_processed], dtype=float)
     mean, std = model.dataset_torque(robot, dataset)
-    return RunPrediction(mean, std, noise)
+    error = None if model_error is None else np.array([0.0 if e is None else e for e in model_error], dtype=float)
+    return RunPrediction(mean, std, noise, error)
+
+
+def model_error_std(datasets, predictions) -> np.ndarray:
+    """Per joint, the std e_j of the model error: the identification runs' residual variance beyond their noise
+    and the parameter uncertainty, pooled over their used rows,
+
+        e_j^2 = max(0, mean_n r_nj^2 - mean_n (sigma_j(run n)^2 + w_nj^T C w_nj)),
+
+    r = measured - predicted drive torque, sigma_j(run) the noise std of the run's processed torque. It is what a
+    new run's residual holds besides its own noise when the model predicts it as well as it fits the identification
+    data: the prediction band counts it, so that about 95 % of such a run's samples fall inside. A joint without
+    used rows or noise estimate gets 0 (its band is the noise's alone)."""
+    total = used_rows = excess = 0.0
+    for dataset, pred in zip(datasets, predictions, strict=True):
+        view = dataset.drive_view()
+        used = np.asarray(view.processed.keep, dtype=bool)
+        explained = pred.std_model**2 + np.nan_to_num(pred.noise, nan=0.0)[None, :] ** 2
+        residual = (view.tau - pred.mean) ** 2
+        ok = used & np.isfinite(explained) & np.isfinite(residual)
+        total = total + np.sum(np.where(ok, residual, 0.0), axis=0)
+        excess = excess + np.sum(np.where(ok, explained, 0.0), axis=0)
+        used_rows = used_rows + ok.sum(axis=0)
+    n = np.maximum(used_rows, 1)
+    return np.sqrt(np.clip((np.asarray(total) - np.asarray(excess)) / n, 0.0, None))
 
 
 def run_record(robot, dataset: DataSet, role: str, model, pred: RunPrediction | None = None, *,
@@ -304,5 +339,6 @@ def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) 
     )
     if notes:
         dataset = dataclasses.replace(dataset, notes=(*dataset.notes, *notes))
-    return run_record(robot, dataset, "validation", IdentifiedModel.of_record(record),
-                      references=references_of(record.processing))
+    model = IdentifiedModel.of_record(record)
+    pred = predict_dataset(robot, dataset, model, record.model_error_std or None)
+    return run_record(robot, dataset, "validation", model, pred, references=references_of(record.processing))

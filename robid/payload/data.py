@@ -143,7 +143,11 @@ def difference_rows(rigid: Robot, loaded: ProcessedSignals, unloaded: ProcessedS
     peak = np.max(np.abs(loaded.qd), axis=0)
     Y = filtered_columns(rigid, loaded) * keep[:, :, None]
     dtau = (np.asarray(loaded.tau, float) - tau_u) * keep
+    from robid.signals.processing_summary import processing_summary
+
     notes = [
+        f"processing loaded {sources[0]}: {processing_summary(loaded).line()}",
+        f"processing unloaded {sources[1]}: {processing_summary(unloaded).line()}",
         f"reference: the unloaded run {sources[1]}, shifted by {s:+.4f} s to match the loaded run's velocities "
         f"(rms velocity difference per joint after alignment: "
         + ", ".join(f"{x:.3g}" for x in tracking) + " rad/s; for scale, the loaded run's peak speeds: "
@@ -183,7 +187,10 @@ def model_rows(robot: Robot, rigid: Robot, path, base_values, *, mapping=None,
     keep = np.asarray(ds.processed.keep, bool)
     dtau = (ds.tau - model.dataset_torque(robot, ds)[0]) * keep
     Y = filtered_columns(rigid, ds.processed) * keep[:, :, None]
-    notes = ["reference: the identified model (RESULT.json) on the loaded run; its own error stays in the "
+    from robid.signals.processing_summary import processing_summary
+
+    notes = [f"processing loaded {path}: {processing_summary(ds.processed).line()}",
+             "reference: the identified model (RESULT.json) on the loaded run; its own error stays in the "
              "payload's torque (prefer an unloaded run of the same trajectory)",
              f"rows used per joint: {', '.join(str(int(k)) for k in keep.sum(axis=0))} of {keep.shape[0]} samples"]
     return PayloadRows(str(path), "model", Y, dtau, keep, correlation_of(ds.processed), None, tuple(notes))

@@ -45,7 +45,13 @@ class PayloadEstimate:
     ``vif`` the inflations; ``condition_number`` of the ten column-scaled weighted columns; ``sigma`` the residual
     std per joint (N m); ``rows_used``; ``consistency`` the verdict on ``values``; ``mass_by_joint`` the mass
     from each joint's rows alone (mass-com model; None where one joint's rows do not determine m and h), whose
-    scatter measures model and drive-gain error that the residual std does not; ``notes``."""
+    scatter measures model and drive-gain error that the residual std does not; ``notes``.
+
+    Two uncertainties, labelled wherever they are written: ``mass_std`` and ``com_std`` are the statistical ones
+    (the residual noise through the least squares); ``mass_realistic_std`` and ``com_realistic_std`` are what the
+    data support once model and drive-gain error count: when the joints' own estimates (``mass_by_joint``) lie
+    further apart than 4 of their standard deviations, half the range of the joints' masses and COMs, else the
+    statistical std; ``uncertainty_source`` says which, in words."""
 
     model: str
     names: tuple[str, ...]
@@ -64,6 +70,21 @@ class PayloadEstimate:
     consistency: LinkVerdict
     mass_by_joint: tuple[float | None, ...]
     notes: tuple[str, ...]
+    mass_realistic_std: float = math.nan
+    com_realistic_std: tuple[float, float, float] = (math.nan,) * 3
+    uncertainty_source: str = ""
+
+    def uncertainty_line(self) -> str:
+        """The mass and COM with both uncertainties, labelled: ``m = 2.4760 kg +- 0.23 kg (realistic: ...;
+        statistical +- 0.0034 kg), COM = (x, y, z) mm +- (..) mm realistic (statistical +- (..) mm)``."""
+        b = self.body
+
+        def mm(values) -> str:
+            return ", ".join(f"{1000 * v:.1f}" for v in values)
+
+        return (f"m = {b.mass:.4f} kg +- {self.mass_realistic_std:.2g} kg realistic ({self.uncertainty_source}; "
+                f"statistical +- {self.mass_std:.2g} kg), COM = ({mm(b.com)}) mm +- ({mm(self.com_realistic_std)}) "
+                f"mm realistic (statistical +- ({mm(self.com_std)}) mm)")
 
 
 def variance_inflation(Y: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, float]:
@@ -150,27 +171,41 @@ def _result(model, values, std, cov, sigma, rows, determined, vif, cond, notes) 
         notes.append("physical consistency: " + "; ".join(verdict.reasons))
     fits = mass_by_joint(rows, values[4:])
     by_joint = tuple(None if f is None else f[0] for f in fits)
-    found = [f for f in fits if f is not None]
-    worst = max((abs(m_j - values[0]) / s_j for m_j, s_j in found if s_j > 0), default=0.0)
-    if len(found) >= 2 and worst > 4.0:
-        lo, hi = min(f[0] for f in found), max(f[0] for f in found)
-        notes.append(f"the joints' own mass estimates range over {lo:.4g}..{hi:.4g} kg, up to {worst:.3g} of their "
-                     f"standard deviations from the joint estimate: model or drive-gain error dominates the "
-                     f"statistical std {std[0]:.2g} kg; take half that range, {(hi - lo) / 2:.2g} kg, as the mass's "
-                     "uncertainty")
+    realistic = _realistic(fits, float(std[0]), com_std, float(values[0]), notes)
     return PayloadEstimate(
         model=model, names=tuple(PAYLOAD_PARAMETERS), values=values, std=np.asarray(std, float),
         covariance=np.asarray(cov, float), body=body, mass_std=float(std[0]), com_std=com_std,
         determined=tuple(determined), vif=tuple(float(v) for v in vif), condition_number=float(cond),
         sigma=tuple(float(s) for s in sigma), rows_used=int(rows.keep.sum()), reference=rows.reference,
-        consistency=verdict, mass_by_joint=by_joint, notes=tuple(notes))
+        consistency=verdict, mass_by_joint=by_joint, notes=tuple(notes), mass_realistic_std=realistic[0],
+        com_realistic_std=realistic[1], uncertainty_source=realistic[2])
 
 
-def mass_by_joint(rows: PayloadRows, inertia: np.ndarray) -> tuple[tuple[float, float] | None, ...]:
-    """Per joint, (m, std of m) from that joint's rows alone (m, h by least squares, the inertia part held at
-    ``inertia``, std from the joint's residual); None where the joint has fewer than 20 rows or its rows do not
-    determine m and h (variance inflation)."""
-    out: list[tuple[float, float] | None] = []
+def _realistic(fits, mass_std: float, com_std, mass: float, notes: list[str]):
+    """(realistic mass std, realistic COM std, its source in words) from the joints' own estimates ``fits``
+    (PayloadEstimate docstring); a note when model error dominates the statistical std."""
+    found = [f for f in fits if f is not None]
+    worst = max((abs(f[0] - mass) / f[1] for f in found if f[1] > 0), default=0.0)
+    if len(found) < 2 or worst <= 4.0:
+        why = "the joints' own estimates agree within 4 std" if len(found) >= 2 else "one joint determines m"
+        return mass_std, tuple(com_std), f"statistical: {why}"
+    masses = [f[0] for f in found]
+    coms = np.array([f[2] for f in found])
+    lo, hi = min(masses), max(masses)
+    half = (hi - lo) / 2
+    com_half = tuple(float(max(s, (np.max(c) - np.min(c)) / 2)) for s, c in zip(com_std, coms.T, strict=True))
+    notes.append(f"the joints' own mass estimates range over {lo:.4g}..{hi:.4g} kg, up to {worst:.3g} of their "
+                 f"standard deviations from the joint estimate: model or drive-gain error dominates the "
+                 f"statistical std {mass_std:.2g} kg; take half that range, {half:.2g} kg, as the mass's "
+                 "uncertainty")
+    return max(half, mass_std), com_half, f"half the range of {len(found)} joints' own estimates, {lo:.4g}..{hi:.4g} kg"
+
+
+def mass_by_joint(rows: PayloadRows, inertia: np.ndarray) -> tuple[tuple[float, float, np.ndarray] | None, ...]:
+    """Per joint, (m, std of m, COM h / m) from that joint's rows alone (m, h by least squares, the inertia part
+    held at ``inertia``, std from the joint's residual); None where the joint has fewer than 20 rows or its rows do
+    not determine m and h (variance inflation)."""
+    out: list[tuple[float, float, np.ndarray] | None] = []
     for j in range(rows.Y.shape[1]):
         keep = np.zeros_like(rows.keep)
         keep[:, j] = rows.keep[:, j]
@@ -186,5 +221,6 @@ def mass_by_joint(rows: PayloadRows, inertia: np.ndarray) -> tuple[tuple[float, 
         a, b = y[keep[:, j], j, :], target[keep[:, j], j]
         x = np.linalg.lstsq(a, b, rcond=None)[0]
         s2 = float(np.sum((b - a @ x) ** 2)) / max(len(b) - 4, 1)
-        out.append((float(x[0]), float(np.sqrt(s2 * np.linalg.inv(a.T @ a)[0, 0]))))
+        com = x[1:4] / x[0] if x[0] != 0 else np.full(3, np.nan)
+        out.append((float(x[0]), float(np.sqrt(s2 * np.linalg.inv(a.T @ a)[0, 0])), com))
     return tuple(out)

@@ -32,10 +32,9 @@ FORMATS = ("krl", "rapid", "urscript", "json")
 
 
 def _header(est: PayloadEstimate, robot: str, frame: str, comment: str) -> list[str]:
-    m = est.body
     lines = [
-        f"robid payload identification, robot {robot}: m = {m.mass:.4f} +- {est.mass_std:.2g} kg, "
-        f"COM = ({1000 * m.com[0]:.1f}, {1000 * m.com[1]:.1f}, {1000 * m.com[2]:.1f}) mm in {frame}",
+        f"robid payload identification, robot {robot}, in {frame}:",
+        est.uncertainty_line(),
         f"model {est.model}; reference: {est.reference}; "
         + ("inertia identified" if est.model == "full" else "inertia not identified (point mass at the COM)"),
     ]
@@ -104,6 +103,12 @@ def to_document(est: PayloadEstimate, robot: str, frame: str) -> dict:
         "mass_std": num(est.mass_std),
         "com": [num(v) for v in b.com],
         "com_std": [num(v) for v in est.com_std],
+        "uncertainty": {
+            "realistic": {"mass_std": num(est.mass_realistic_std),
+                          "com_std": [num(v) for v in est.com_realistic_std], "source": est.uncertainty_source},
+            "statistical": {"mass_std": num(est.mass_std), "com_std": [num(v) for v in est.com_std],
+                            "source": "residual noise through the least squares"},
+        },
         "inertia_com": {k: num(v) for k, v in zip(("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz"), b.inertia_com,
                                                   strict=True)} if est.model == "full" else None,
         "standard_parameters": [

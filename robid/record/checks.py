@@ -58,6 +58,8 @@ def check_record(record, where: str) -> None:
         if s.numerical_class is not None:
             c.one_of(s.numerical_class, NUMERICAL_CLASSES, f"standard_parameters[{i}].numerical_class")
     c.fit(record.metrics, joints, "metrics")
+    if record.model_error_std:
+        c.length(record.model_error_std, dof, "model_error_std", "joints")
     for group, role in (("data", "identification"), ("validation_data", "validation")):
         for k, run in enumerate(getattr(record, group)):
             _check_run(c, run, joints, role, f"{group}[{k}]")

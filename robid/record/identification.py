@@ -41,8 +41,9 @@ from robid.record.runs import RunRecord, TorqueFit
 #: and the plain recipe, robid.signals.guard), friction_models.models, .adopted and .fit (the chosen friction models
 #: as the record's model), choices (what identification chose by default, and why). A new major version: the base values
 #: of a record that adopted a nonlinear friction model assume it, so a 1.x reader, which would evaluate them with the
-#: linear friction alone, must refuse the file; this reader reads 1.x files too (no adopted model).
-SCHEMA_VERSION = "2.0"
+#: linear friction alone, must refuse the file; this reader reads 1.x files too (no adopted model). 2.1:
+#: model_error_std (every run's prediction band counts the model error).
+SCHEMA_VERSION = "2.1"
 SCHEMA_MAJOR = 2
 #: major versions this reader reads
 READABLE_MAJORS = (1, 2)
@@ -292,6 +293,10 @@ class IdentificationRecord:
     covariance: tuple[tuple[float | None, ...], ...]
     estimation: EstimatorSummary
     metrics: TorqueFit
+    #: the model error std per joint (drive torque units): what the identification runs' residuals hold beyond their
+    #: noise and the parameter uncertainty; every run's prediction band and its inside_band_percent count it
+    #: (robid.identification.run_records.model_error_std; 2.1; empty in an older record, whose bands do not)
+    model_error_std: tuple[float | None, ...] = field(default=(), metadata={"omit_empty": True})
     thresholds: ClassThresholds
     identifiability_notes: tuple[str, ...] = ()
     processing: ProcessingSettings

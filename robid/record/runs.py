@@ -127,6 +127,25 @@ class ProcessingSummary:
         """True when the processed grid is one (averaged) period: its spectrum has no leakage."""
         return self.mode in PERIODIC_MODES and self.period_s is not None
 
+    def line(self) -> str:
+        """The processing chosen, in one line: mode, rows read and dropped, the grid, the period and how many
+        periods were averaged or left out, the band kept, and the (sample, joint) rows left out of the fit."""
+        parts = [self.mode, f"{self.samples_read} rows read, {len(self.dropped_rows)} dropped",
+                 f"{self.samples} samples at {self.sample_rate_hz:.4g} Hz"]
+        if self.period_s is not None:
+            how = "averaged" if self.mode == "periodic" and self.n_periods > 1 else "used"
+            period = f"T {self.period_s:.4g} s ({self.period_source}), {self.n_periods} period(s) {how}"
+            if self.rejected_periods:
+                period += f", {len(self.rejected_periods)} left out"
+            parts.append(period)
+        if self.harmonics:
+            parts.append(f"{len(self.harmonics)} harmonic(s) kept" + (
+                f" up to {max(self.harmonics) / self.period_s:.3g} Hz" if self.period_s else ""))
+        elif self.cutoff_hz is not None:
+            parts.append(f"low-pass {self.cutoff_hz:.3g} Hz")
+        parts.append(f"{sum(self.unused_rows_per_joint)} (sample, joint) rows not fitted")
+        return "; ".join(parts)
+
 
 @dataclass(frozen=True)
 class JointRange:

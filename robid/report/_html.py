@@ -18,15 +18,14 @@ CSS = """
 * { box-sizing: border-box; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--fg);
        margin: 0; background: #fff; }
-main { max-width: 1180px; margin: 0 auto; padding: 1.2rem 1.5rem 4rem; }
-header.page { border-bottom: 3px solid var(--accent); margin-bottom: 1rem; }
-header.page h1 { font-size: 1.7rem; margin: 0.4rem 0 0.2rem; }
+main { max-width: 1320px; margin: 0 auto; padding: 0.6rem 1.5rem 4rem; }
+header.page { border-bottom: 3px solid var(--accent); margin-bottom: 0.6rem; }
+header.page h1 { font-size: 1.45rem; margin: 0.2rem 0 0.1rem; }
 header.page p { color: var(--muted); margin: 0.2rem 0 0.8rem; }
 nav.toc { background: var(--zebra); border: 1px solid var(--line); border-radius: 6px; padding: 0.5rem 1rem;
           margin-bottom: 1.5rem; }
 nav.toc ol { margin: 0.2rem 0; padding-left: 1.4rem; columns: 2; }
 nav.toc a { color: var(--accent); text-decoration: none; }
-section { margin: 2.2rem 0; }
 h2 { font-size: 1.35rem; border-bottom: 1px solid var(--line); padding-bottom: 0.2rem; }
 h3 { font-size: 1.1rem; margin: 1.4rem 0 0.5rem; }
 p.note, p.caption, .muted { color: var(--muted); }
@@ -63,6 +62,26 @@ figcaption { color: var(--muted); font-size: 0.9rem; margin-top: 0.3rem; }
 .info { border-left-color: var(--info); } .badge.info, td.info { background: var(--info-bg); color: var(--info); }
 tr.flag td { background: var(--bad-bg); }
 details summary { cursor: pointer; color: var(--accent); }
+details.section > summary { list-style: none; }
+details.section > summary::-webkit-details-marker { display: none; }
+details.section > summary h2::before { content: "\\25B8  "; color: var(--accent); }
+details.section[open] > summary h2::before { content: "\\25BE  "; }
+section { margin: 1.2rem 0; }
+/* the first screen: verdicts and next steps beside the heat map of every run and joint */
+.overview { display: grid; grid-template-columns: minmax(0, 5fr) minmax(0, 6fr); gap: 1rem; align-items: start; }
+.overview h3 { margin: 0 0 0.2rem; font-size: 0.98rem; }
+.verdict.compact { padding: 0.35rem 0.7rem; margin-bottom: 0.45rem; font-size: 0.88rem; line-height: 1.3; }
+.verdict.compact details.why summary { font-size: 0.8rem; }
+.verdict.compact ul { font-size: 0.82rem; }
+.next { border: 1px solid var(--line); border-radius: 6px; padding: 0.35rem 0.7rem; font-size: 0.86rem; }
+.next ol { margin: 0.2rem 0; padding-left: 1.2rem; }
+table.heat { font-size: 0.76rem; margin: 0; }
+table.heat th, table.heat td { padding: 0.05rem 0.35rem; line-height: 1.25; }
+table.heat td.run { white-space: nowrap; max-width: 17rem; overflow: hidden; text-overflow: ellipsis; }
+table.heat td.cmp { white-space: nowrap; font-weight: 600; }
+table.heat span.role { color: var(--muted); font-size: 0.7rem; }
+.badge.rest, td.rest { background: #eceff2; color: #7a838c; }
+@media (max-width: 900px) { .overview { grid-template-columns: minmax(0, 1fr); } }
 @media print { nav.toc { display: none; } section { break-inside: avoid-page; }
                .table-wrap { overflow-x: visible; } table { font-size: 0.7rem; } td.expr { max-width: 18rem; } }
 """
@@ -82,7 +101,10 @@ PAGE = """<!DOCTYPE html>
 <h1>{{ title }}</h1>
 <p>{{ subtitle }}</p>
 </header>
-<nav class="toc"><strong>Contents</strong>
+{% for body in first %}
+{{ body }}
+{% endfor %}
+<nav class="toc"><strong>Details</strong> <span class="muted">(each opens on a click)</span>
 <ol>
 {% for s in sections %}
 <li><a href="#{{ s.anchor }}">{{ s.title }}</a></li>
@@ -109,16 +131,17 @@ class Report:
     def render(self, data: ReportData) -> str:
         from robid import __version__, progress
 
-        bodies = []
+        first, bodies = [], []
         shown = [s for s in self.sections if s.applies(data)]
         for s in shown:
             progress.report(f"report: {s.title.lower()}")
-            bodies.append(Markup(s.render(data)))
+            (bodies if s.collapsed else first).append(Markup(s.render(data, collapsed=s.collapsed)))
         return ENV.from_string(PAGE).render(
             title=data.title,
             subtitle=data.subtitle,
             css=Markup(CSS),
-            sections=shown,
+            sections=[s for s in shown if s.collapsed],
+            first=first,
             bodies=bodies,
             version=__version__,
         )

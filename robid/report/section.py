@@ -101,6 +101,9 @@ class Section:
     title: str = ""
     anchor: str = ""
     template: str = ""
+    #: whether the page shows the section collapsed (its title a summary that opens it): every section but the
+    #: first screen's
+    collapsed: bool = True
     #: the report data of a bound section (:meth:`bind`), else None
     data: ReportData | None = None
 
@@ -134,6 +137,12 @@ class Section:
         """Whether the section has something to show for this record (all do, unless they say otherwise)."""
         return True
 
-    def render(self, data: ReportData) -> str:
+    def render(self, data: ReportData, collapsed: bool = False) -> str:
+        """The section's HTML; ``collapsed``: inside a closed ``details`` element whose summary is the title (the
+        page's details after its first screen)."""
         body = ENV.from_string(self.template).render(title=self.title, anchor=self.anchor, **self.context(data))
-        return f'<section id="{self.anchor}">\n<h2>{html.escape(self.title)}</h2>\n{body}\n</section>\n'
+        title = f"<h2>{html.escape(self.title)}</h2>"
+        if collapsed:
+            return (f'<section id="{self.anchor}">\n<details class="section"><summary>{title}</summary>\n{body}\n'
+                    "</details>\n</section>\n")
+        return f'<section id="{self.anchor}">\n{title}\n{body}\n</section>\n'

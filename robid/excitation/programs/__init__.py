@@ -3,13 +3,17 @@
 :func:`export_program` renders a format, parses the rendered text back (:mod:`.parse_back`), re-samples the
 motion the controller will execute and checks it against the trajectory file's hard limits. Without an
 explicit rate it tries the format's rates from the sparsest up and keeps the first that passes; with an
-explicit rate it refuses to write a program that fails. With ``options.commanded`` (a path commanded instead
+explicit rate it refuses to write a program that fails. With ``options.speed_scale`` below 1 the design runs
+slower on the same path (robid.excitation.programs.speed; 0.1 for a first run), and the check also requires every
+joint's executed speed to stay within that fraction of the design's (its acceleration within the square).
+With ``options.commanded`` (a path commanded instead
 of the design, e.g. the motor-side reference of an elastic robot) the check runs on the commanded positions as
 written and their deviation is measured from that path.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,12 +23,14 @@ from robid.excitation.programs.common import CommandedPath, CommandedSeries, Pro
 from robid.excitation.programs.csv_program import DEFAULT_RATE as CSV_RATE
 from robid.excitation.programs.csv_program import render_csv
 from robid.excitation.programs.parse_back import PARSERS, SUFFIXES, ProgramCheck, check_motion, commanded_reference
+from robid.excitation.programs.speed import FIRST_RUN_SCALE, scale_items, slowed
 from robid.excitation.trajectory_file import TrajectoryFile
 from robid.io.files import write_atomic
 
 FORMATS = ("csv", "krl", "rapid", "urscript")
 
 __all__ = [
+    "FIRST_RUN_SCALE",
     "FORMATS",
     "CommandedPath",
     "CommandedSeries",
@@ -65,6 +71,11 @@ def export_program(tf: TrajectoryFile, fmt: str, out: str | Path, options: Progr
         raise RobidInputError(f"--rate: must be positive, got {options.rate}")
     out = Path(out)
     stem = out.stem if out.suffix else out.name
+    design = tf
+    try:
+        tf = slowed(tf, options.speed_scale)
+    except ValueError as exc:
+        raise RobidInputError(f"--speed-scale: {exc}") from None
     last: ProgramCheck | None = None
     reference = None if options.commanded is None else commanded_reference(options.commanded)
     for rate in _rates(fmt, options.rate):
@@ -74,6 +85,9 @@ def export_program(tf: TrajectoryFile, fmt: str, out: str | Path, options: Progr
             raise RobidInputError(f"{out}: {exc}") from None
         motion = PARSERS[fmt](texts)
         check = check_motion(motion, tf.limits, tf, tf.trajectory.joint_names, reference)
+        if options.speed_scale != 1.0:  # the executed motion at most scale (scale^2) of the design's speeds
+            extra = scale_items(motion, design, options.speed_scale, tf.trajectory.joint_names)
+            check = dataclasses.replace(check, items=check.items + extra)
         last = check
         if check.ok:
             paths = []

@@ -91,6 +91,8 @@ class ProgramOptions:
     lead_periods: int = 1  # fade-in/out length for periodic (non rest-to-rest) designs
     approach_fraction: float = 0.1  # approach speed as a fraction of the velocity limits
     commanded: CommandedPath | None = None
+    #: run the design at this fraction of its speed (robid.excitation.programs.speed; 0.1 for a first run)
+    speed_scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,9 @@ def design_comment(
             f"acceleration {_fmt(lim.acceleration[j])}, jerk {_fmt(lim.jerk[j])} (SI, rad based)"
         )
     lines.append(f"safety margin in the design: {tf.margin:g}")
-    return lines + extra
+    from robid.excitation.programs.speed import speed_lines
+
+    return lines + speed_lines(tf, periods=options.periods) + extra
 
 
 def program_comments(

@@ -7,6 +7,7 @@ from robid.report.sections.excitation import ExcitationSection
 from robid.report.sections.friction import FrictionSection
 from robid.report.sections.friction_models import FrictionModelsSection
 from robid.report.sections.model import ModelSection
+from robid.report.sections.overview import OverviewSection
 from robid.report.sections.parameters import ParametersSection
 from robid.report.sections.references import ReferencesSection
 from robid.report.sections.summary import SummarySection
@@ -16,6 +17,7 @@ from robid.report.sections.torque import TorqueSection
 def default_sections() -> list:
     """The sections of a robid report, in order."""
     return [
+        OverviewSection(),
         SummarySection(),
         ModelSection(),
         ExcitationSection(),
@@ -38,6 +40,7 @@ __all__ = [
     "FrictionModelsSection",
     "FrictionSection",
     "ModelSection",
+    "OverviewSection",
     "ParametersSection",
     "ReferencesSection",
     "SummarySection",

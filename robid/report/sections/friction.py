@@ -13,7 +13,7 @@ from robid.report._compute import compensator_columns, compensator_curve, fricti
 from robid.report.section import Section
 
 GRID = 401
-MAX_SCATTER = 3000
+MAX_SCATTER = F.MAX_POINTS  # points of a scatter, every run contributing
 REF_STYLES = ("#3a7d44", "#7b2cbf", "#e76f51")
 
 

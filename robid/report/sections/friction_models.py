@@ -35,8 +35,9 @@ def _figures(data, fm) -> list:
                 u = units[c.joint]
                 v = np.asarray(c.velocity)
                 if c.data_velocity:
-                    ax.scatter(np.asarray(c.data_velocity) * u.scale, c.data_torque, s=4, color=F.DATA, alpha=0.35,
-                               lw=0, label="data-implied", rasterized=True)
+                    step = max(1, -(-len(c.data_velocity) // F.MAX_POINTS))  # at most MAX_POINTS, from every run
+                    ax.scatter(np.asarray(c.data_velocity)[::step] * u.scale, np.asarray(c.data_torque)[::step], s=4,
+                               color=F.DATA, alpha=0.35, lw=0, label="data-implied", rasterized=True)
                 linear = _linear_curve(data, c.joint, v)
                 if linear is not None and c.model != "linear":
                     ax.plot(v * u.scale, linear, color=F.NOMINAL, lw=1.2, ls="--", label="linear (the record's)")

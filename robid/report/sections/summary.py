@@ -6,10 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
+from robid.report._compute import joint_units
+from robid.report.judgement import nrmse_level
 from robid.report.section import Section, count_by, num
 
-LEVEL_TEXT = {"good": "GOOD", "warn": "CHECK", "bad": "POOR", "info": "NOTE"}
-_ORDER = {"info": 0, "good": 1, "warn": 2, "bad": 3}
+LEVEL_TEXT = {"good": "GOOD", "warn": "CHECK", "bad": "POOR", "info": "NOTE", "rest": "REST"}
+_ORDER = {"rest": -1, "info": 0, "good": 1, "warn": 2, "bad": 3}
 
 
 @dataclass
@@ -24,88 +28,117 @@ class Verdict:
         return LEVEL_TEXT[self.level]
 
 
-def nrmse_level(value, thresholds) -> str:
-    if value is None:
-        return "info"
-    if value < thresholds.nrmse_good_percent:
-        return "good"
-    return "warn" if value < thresholds.nrmse_acceptable_percent else "bad"
-
-
-def fit_level(nrmse, coverage, thresholds) -> str:
-    """A joint's fit: the NRMSE level, but GOOD only when at least ``band_coverage_good_percent`` of its samples
-    lie inside the 95 % prediction band too (fewer: the band, i.e. the model or the noise estimate, is wrong for
-    that joint, however small the error); a joint without a coverage is judged by its NRMSE alone."""
+def fit_level(nrmse, coverage, thresholds, needed: float | None = None) -> str:
+    """A joint's fit: the NRMSE level, but GOOD only when at least ``needed`` per cent of its samples (default
+    ``band_coverage_good_percent``; robid.report.judgement.coverage_needed) lie inside the 95 % prediction band
+    too (fewer: the run holds errors the band does not count); a joint without a coverage is judged by its NRMSE
+    alone."""
     level = nrmse_level(nrmse, thresholds)
-    if level == "good" and coverage is not None and coverage < thresholds.band_coverage_good_percent:
+    needed = thresholds.band_coverage_good_percent if needed is None else needed
+    if level == "good" and coverage is not None and coverage < needed:
         return "warn"
     return level
 
 
 def fit_rule(th) -> str:
     return (
-        f"NRMSE = RMS(measured \u2212 predicted) / RMS(measured) per joint. Good: NRMSE < "
-        f"{num(th.nrmse_good_percent)} % and at least {num(th.band_coverage_good_percent)} % of the samples inside "
-        f"the 95 % prediction band; acceptable (CHECK): NRMSE < {num(th.nrmse_acceptable_percent)} %, or a good "
-        f"NRMSE with fewer samples inside the band; poor otherwise."
+        f"NRMSE = RMS(measured \u2212 predicted) / RMS(measured) per joint, over the samples the fit used. Good: "
+        f"NRMSE < {num(th.nrmse_good_percent)} % and at least {num(th.band_coverage_good_percent)} % of the samples "
+        "inside the 95 % prediction band (noise, parameter uncertainty and model error; less on few independent "
+        f"samples); acceptable (CHECK): NRMSE < {num(th.nrmse_acceptable_percent)} %, or a good NRMSE with fewer "
+        "samples inside the band; poor otherwise. A joint at rest in a run is not judged."
     )
 
 
-def _worst(columns, index: int, joint: int, pick):
-    values = [c[index][joint] for c in columns if c[index][joint] is not None]
-    return pick(values) if values else None
+def judged_runs(judgements) -> tuple[list, str]:
+    """(the runs a verdict judges: the validation runs, else the identification runs; what they are, in words)."""
+    val = [r for r in judgements if r.role == "validation"]
+    if val:
+        return val, f"{len(val)} validation run(s)"
+    ident = [r for r in judgements if r.role == "identification"]
+    return ident, f"the {len(ident)} identification run(s) only (no validation run: optimistic)"
 
 
-def fit_quality(data) -> tuple[Verdict, dict]:
+def fit_quality(data, judgements=None) -> tuple[Verdict, dict]:
+    """The fit verdict (robid.report.judgement): per joint, its median NRMSE over the runs judged (validation runs,
+    else identification runs) where it moves, GOOD only with enough samples inside the 95 % band; the worst run of
+    a joint that is not good named; the joints at rest listed as not judged."""
+    from robid.report.judgement import judge_runs
+
     th = data.thresholds
-    joints = data.robot.joint_names
-    record = data.record
-
-    def coverage(fit) -> list:
-        return [m.inside_band_percent for m in fit.per_joint]
-
-    columns = [(run.role, Path(run.file).name, list(run.fit.nrmse_percent()), coverage(run.fit)) for run in data.runs]
-    if not record.data:
-        metrics = record.metrics
-        columns.insert(0, ("identification", "all files", list(metrics.nrmse_percent()), coverage(metrics)))
-    val = [c for c in columns if c[0] == "validation"]
-    judged = val or [c for c in columns if c[0] == "identification"]
-    worst = [_worst(judged, 2, j, max) for j in range(len(joints))]
-    inside = [_worst(judged, 3, j, min) for j in range(len(joints))]
+    judgements = judge_runs(data) if judgements is None else judgements
+    runs, on = judged_runs(judgements)
     rule = fit_rule(th)
+    table = fit_table(judgements)
+    if not runs:
+        return Verdict("Fit quality", "info", "no torque metrics available", [rule]), table
+    rows = [_joint_row(data.robot.joint_names[j], [(r, r.joints[j]) for r in runs if r.joints[j].judged], th)
+            for j in range(data.robot.dof)]
+    judged = [r for r in rows if r is not None]
     if not judged:
-        return Verdict("Fit quality", "info", "no torque metrics available", [rule]), {"columns": [], "rows": []}
-    levels = [fit_level(w, c, th) for w, c in zip(worst, inside, strict=True)]
-    level = max(levels, key=_ORDER.get)
-    on = "validation runs" if val else "the identification data only (no validation run: optimistic)"
-    finite = [w for w in worst if w is not None]
+        return Verdict("Fit quality", "info", f"no joint moves in {on}: nothing to judge", [rule, *rest_lines(runs)]), \
+            table
+    level = max((r["level"] for r in judged), key=_ORDER.get)
     if level == "good":
-        head = (
-            f"every joint below {num(th.nrmse_good_percent)} % with at least "
-            f"{num(th.band_coverage_good_percent)} % of its samples inside the 95 % band on {on}"
-        )
+        head = (f"every moving joint below {num(th.nrmse_good_percent)} % NRMSE with its samples inside the 95 % "
+                f"band, on {on}")
     else:
-        bad = []
-        for j in range(len(joints)):
-            if levels[j] == "good":
-                continue
-            why = f"{joints[j]} {num(worst[j], 3)} %"
-            if inside[j] is not None and inside[j] < th.band_coverage_good_percent:
-                why += f" (only {num(inside[j], 3)} % inside the band)"
-            bad.append(why)
-        head = f"{len(bad)} of {len(joints)} joints not good on {on}: " + ", ".join(bad)
-    details = [rule]
-    if finite:
-        details.append(f"worst joint {num(max(finite), 3)} %, best {num(min(finite), 3)} %")
-    shares = [c for c in inside if c is not None]
-    if shares:
-        details.append(f"samples inside the 95 % band: lowest {num(min(shares), 3)} %, highest {num(max(shares), 3)} %")
-    rows = []
-    for j, name in enumerate(joints):
-        cells = [(c[2][j], c[3][j], fit_level(c[2][j], c[3][j], th)) for c in columns]
-        rows.append({"joint": name, "cells": cells})
-    table = {"columns": [f"{c[0]}: {c[1]}" for c in columns], "rows": rows}
+        groups = [f"{LEVEL_TEXT[lvl]} " + ", ".join(r["words"] for r in judged if r["level"] == lvl)
+                  for lvl in ("bad", "warn") if any(r["level"] == lvl for r in judged)]
+        what = "median NRMSE of each joint over the runs it moves in" if len(runs) > 1 else "NRMSE"
+        head = f"{on}, {what}: " + "; ".join(groups)
+    resting = [r for r in runs if r.at_rest]
+    if resting:
+        head += f"; {sum(len(r.at_rest) for r in resting)} joint(s) at rest in {len(resting)} run(s) not judged"
+    worst = [r["worst"] for r in judged if r["worst"]]
+    details = [rule, *worst, *rest_lines(runs), *_model_error_lines(data)]
     return Verdict("Fit quality", level, head, details), table
+
+
+def _joint_row(name: str, cells, th) -> dict | None:
+    """One joint over the judged runs where it moves (``cells``: (run, JointJudgement)): its level and words."""
+    if not cells:
+        return None
+    nrmse = [c.nrmse for _, c in cells]
+    median = float(np.median(nrmse))
+    inside = [c.coverage for _, c in cells if c.coverage is not None]
+    needed = [c.coverage_needed for _, c in cells if c.coverage is not None]
+    level = fit_level(median, float(np.median(inside)) if inside else None, th,
+                      float(np.median(needed)) if needed else None)
+    worst_run, worst = max(cells, key=lambda rc: rc[1].nrmse)
+    words = f"{name} {num(median, 3)} %"
+    if inside and level != "bad" and float(np.median(inside)) < float(np.median(needed)):
+        words += f" (only {num(float(np.median(inside)), 3)} % inside the band)"
+    worst_line = (f"{name}: NRMSE median {num(median, 3)} % over {len(cells)} runs, worst {num(worst.nrmse, 3)} % on "
+                  f"{worst_run.name}") if len(cells) > 1 else ""
+    return {"level": level, "words": words, "worst": worst_line}
+
+
+def rest_lines(runs) -> list[str]:
+    """One line per run with joints at rest: which, not judged."""
+    return [f"{r.name}: {', '.join(r.at_rest)} at rest, not judged" for r in runs if r.at_rest]
+
+
+def _model_error_lines(data) -> list[str]:
+    error = data.record.model_error_std
+    if not error:
+        return ["the 95 % bands of this record count noise and parameter uncertainty only (RESULT.json written before "
+                "schema 2.1, without the model error): their shares inside are too low for a model with any error"]
+    units = joint_units(data.robot)
+    parts = ", ".join(f"{n} {num(e, 3)} {u.torque}" for n, e, u in zip(data.robot.joint_names, error, units,
+                                                                       strict=True) if e is not None)
+    return [f"model error std counted in the bands (the identification residual beyond noise and parameter "
+            f"uncertainty): {parts}"]
+
+
+def fit_table(judgements) -> dict:
+    """The per-run, per-joint table of NRMSE and share inside the band (one row per run), each cell with its
+    verdict and the share a good fit needs there."""
+    if not judgements:
+        return {"joints": [], "rows": []}
+    rows = [{"run": r.label, "cells": [(j.nrmse, j.coverage, j.coverage_needed, j.level) for j in r.joints]}
+            for r in judgements]
+    return {"joints": [j.joint for j in judgements[0].joints], "rows": rows}
 
 
 def identifiability(data) -> Verdict:
@@ -159,10 +192,10 @@ def physical_consistency(data) -> Verdict:
         dist = f" (Mahalanobis distance {num(ph.mahalanobis, 3)})" if ph.mahalanobis is not None else ""
         if ph.statistically_compatible:
             level = "good"
-            head = (
-                f"the {of} estimate is consistent within its uncertainty: it is not itself physically consistent, "
-                f"but the nearest consistent set lies within its uncertainty{dist}"
-            )
+            head = f"consistent within its uncertainty: a physically consistent set lies within the {of} estimate's " \
+                   f"uncertainty{dist}"
+            details.append("the point estimate lies just outside the physically consistent sets, by less than its "
+                           "uncertainty (noise); robid export-model writes the nearest consistent set")
         else:
             level = "warn" if solved else "bad"
             head = f"the {of} estimate has no physically consistent standard set"
@@ -202,19 +235,22 @@ def data_rejected(data) -> Verdict:
     periods = sum(len(r.rejected_periods) for r in runs)
     unused = sum(sum(r.unused_rows_per_joint) for r in runs)
     trimmed = sum(sum(r.trimmed_samples) for r in runs)
+    standstill = sum(len(r.standstill_s) for r in runs)
     anything = dropped or periods or unused or trimmed
     parts = [f"{dropped} row(s) dropped while reading"]
     if periods:
         parts.append(f"{periods} period(s) left out of averages")
     if unused:
         parts.append(f"{unused} (sample, joint) rows not used")
-    head = ("; ".join(parts) + " (details in Data quality)") if anything else "nothing dropped, left out or trimmed"
+    head = ("; ".join(parts) + " (details in Data quality)") if anything else "no row dropped, left out or trimmed"
+    if standstill:
+        head += f"; {standstill} standstill segment(s) not fitted (no motion there)"
     level = "warn" if dropped else ("info" if anything else "good")
     return Verdict("Data rejected", level, head, details)
 
 
 class SummarySection(Section):
-    title = "Summary"
+    title = "Verdicts in full: fit per run and joint"
     anchor = "summary"
     template = """
 <div class="verdicts">
@@ -226,20 +262,22 @@ class SummarySection(Section):
 </div>
 {% endfor %}
 </div>
-{% if fit.columns %}
-<h3>Torque NRMSE and samples inside the 95 % band, per joint</h3>
+{% if fit.rows %}
+<h3>Torque NRMSE and samples inside the 95 % band, per run and joint</h3>
 <div class="table-wrap"><table>
-<thead><tr><th rowspan="2">joint</th>{% for c in fit.columns %}<th colspan="2">{{ c }}</th>{% endfor %}</tr>
-<tr>{% for c in fit.columns %}<th>NRMSE</th><th>inside band</th>{% endfor %}</tr></thead>
+<thead><tr><th rowspan="2">run</th>{% for j in fit.joints %}<th colspan="2">{{ j }}</th>{% endfor %}</tr>
+<tr>{% for j in fit.joints %}<th>NRMSE</th><th>inside band (needed)</th>{% endfor %}</tr></thead>
 <tbody>
 {% for r in fit.rows %}
-<tr><td>{{ r.joint }}</td>
-{% for value, inside, level in r.cells %}<td class="n {{ level }}">{{ value | pct }}</td>
-<td class="n {{ level }}">{{ inside | pct }}</td>{% endfor %}
+<tr><td>{{ r.run }}</td>
+{% for value, inside, needed, level in r.cells %}<td class="n {{ level }}">{{ value | pct }}</td>
+<td class="n {{ level }}">{{ inside | pct }}{% if needed is not none %} ({{ needed | num(3) }}){% endif %}</td>
+{% endfor %}
 </tr>
 {% endfor %}
 </tbody></table></div>
-<p class="caption">A cell pair is coloured by the joint's verdict on that run: {{ fit_rule }}</p>
+<p class="caption">A cell pair is coloured by the joint's verdict on that run (grey: at rest, not judged):
+{{ fit_rule }}</p>
 {% endif %}
 {% if notes %}
 <h3>Notes</h3>
@@ -248,6 +286,11 @@ class SummarySection(Section):
 """
 
     def context(self, data) -> dict:
-        fit, table = fit_quality(data)
-        verdicts = [fit, identifiability(data), physical_consistency(data), data_rejected(data)]
+        from robid.report.judgement import judge_runs
+        from robid.report.sections.overview import against_references
+
+        judgements = judge_runs(data)
+        fit, table = fit_quality(data, judgements)
+        verdicts = [fit, *filter(None, [against_references(judgements)]), identifiability(data),
+                    physical_consistency(data), data_rejected(data)]
         return {"verdicts": verdicts, "fit": table, "notes": list(data.notes), "fit_rule": fit_rule(data.thresholds)}
