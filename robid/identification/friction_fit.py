@@ -37,8 +37,8 @@ from robid.identification.datasets import DataSet, row_correlation, stack
 from robid.robot import Robot
 from robid.signals.selection import STANDSTILL_SPEED
 
-__all__ = ["dataset_signals", "fit_friction", "friction_problem", "grid_signals", "held_still", "held_still_rows", "predict_dataset",
-           "select_friction"]
+__all__ = ["dataset_signals", "fit_friction", "friction_problem", "grid_signals", "held_still", "held_still_rows",
+           "predict_dataset", "select_friction"]
 
 
 def _sign_rule(p, coulomb: str):
