@@ -37,8 +37,12 @@ def room(q: np.ndarray, limits, model, cartesian=(), torque_fn=None) -> np.ndarr
     half = np.minimum((hi - lo) / 2.0, math.pi)
     scores = [np.min(np.minimum(q - lo, hi - q) / half, axis=1)]
     if cartesian:
-        poses, _, _ = chain_frames(model, q)
+        frames = chain_frames(model, q)
+        poses = frames[0]
         for c in cartesian:
+            if hasattr(c, "distances"):  # a distance between volumes (robid.excitation.collision)
+                scores.append((c.distances(model, q, frames)[0] - c.clearance) / ROOM_DISTANCE)
+                continue
             p = poses[:, c.body, :3, :3] @ c.point + poses[:, c.body, :3, 3]
             scores.append(np.min(p @ c.normals.T - c.offsets, axis=1) / ROOM_DISTANCE)
     if torque_fn is not None and np.any(np.isfinite(limits.torque)):
