@@ -120,10 +120,11 @@ def chain_frames(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def point_positions_and_jacobians(
-    model: RobotModel, q: np.ndarray, limit: CartesianLimit
+    model: RobotModel, q: np.ndarray, limit: CartesianLimit, frames=None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Point positions (N, 3) and Jacobians dp/dq (N, 3, dof) in the base frame."""
-    poses, axes, origins = chain_frames(model, q)
+    """Point positions (N, 3) and Jacobians dp/dq (N, 3, dof) in the base frame; ``frames``: chain_frames(model, q)
+    when already computed (shared by every limit of one evaluation)."""
+    poses, axes, origins = chain_frames(model, q) if frames is None else frames
     tb = poses[:, limit.body]
     p = tb[:, :3, :3] @ limit.point + tb[:, :3, 3]
     jac = np.zeros((p.shape[0], 3, model.dof))

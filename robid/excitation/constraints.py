@@ -238,12 +238,12 @@ def _cartesian_items(traj, cartesian, model, limits, t, h) -> list[LimitCheck]:
     m1 = traj.derivative_bound(1)
     travel = np.max(np.abs(np.where(np.isfinite(limits.position), limits.position, 0.0)), axis=1)
     travel = np.maximum(travel, np.abs(traj.center) + traj.derivative_bound(0))
-    frames = chain_frames(model, q) if any(hasattr(c, "distances") for c in cartesian) else None
+    frames = chain_frames(model, q)  # shared by every point and distance
     for lim in cartesian:
         if hasattr(lim, "distances"):  # a distance between volumes (robid.excitation.collision)
             items.append(_distance_item(lim, model, q, travel, m1, h, frames))
             continue
-        p, _ = point_positions_and_jacobians(model, q, lim)
+        p, _ = point_positions_and_jacobians(model, q, lim, frames)
         delta = h / 2.0 * float(lever_arms(model, lim, travel) @ m1)
         for n, d in zip(lim.normals, lim.offsets, strict=True):
             dist = p @ n - d

@@ -221,7 +221,7 @@ class GridConstraints:
         m1, dm1 = self._bounds(x_all, np.array([1]))
         m1, dm1 = m1[0], dm1[0]  # (dof,), (dof, 2H)
         gs, js = [], []
-        frames = chain_frames(self.model, q) if any(isinstance(c, DistanceLimit) for c in self.cartesian) else None
+        frames = chain_frames(self.model, q)  # shared by every point and distance
         for c, arms in zip(self.cartesian, self._arms, strict=True):
             delta = self.h / 2.0 * float(arms @ m1)
             ddelta = (self.h / 2.0) * arms[:, None] * dm1  # (dof, 2H)
@@ -232,7 +232,7 @@ class GridConstraints:
                     jac = grad[:, :, None] * self.basis[0][:, None, :] - ddelta[None]
                     js.append(jac.reshape(q.shape[0], self.dof * nx))
                 continue
-            p, jac_q = point_positions_and_jacobians(self.model, q, c)
+            p, jac_q = point_positions_and_jacobians(self.model, q, c, frames)
             for n, d in zip(c.normals, c.offsets, strict=True):
                 gs.append(p @ n - d - delta)  # metres are O(1) already
                 if not jacobian:

@@ -44,10 +44,13 @@ from robid.excitation.programs.common import (
     smoothstep9,
     timeline_positions,
 )
+from robid.excitation.programs.workspace import workspace_items
 from robid.excitation.trajectory_file import TrajectoryFile
 
 #: the executed motion may deviate from the design by this fraction of the largest joint excursion bound
 DEVIATION_FRACTION = 0.01
+#: the quantities whose value is a smallest distance, at least its limit (robid.excitation.programs.workspace)
+WORKSPACE = ("cartesian", "collision")
 SUFFIXES = {"csv": (".csv",), "krl": (".src", ".dat"), "rapid": (".mod",), "urscript": (".script",)}
 
 
@@ -109,7 +112,8 @@ class ProgramCheck:
             head += f"; deviation exceeds {self.deviation_tolerance:.3g} rad (1 % of the largest joint excursion)"
         if not bad and self.deviation_ok:
             return head + ": all limits satisfied"
-        txt = ", ".join(f"{b.quantity} {b.joint} {_v(b.value)} > {_v(b.limit)}" for b in bad[:6])
+        txt = ", ".join(f"{b.quantity} {b.joint} {_v(b.value)} {'<' if b.quantity in WORKSPACE else '>'} "
+                        f"{_v(b.limit)}" for b in bad[:6])
         return head + f": {len(bad)} limit(s) violated: {txt}"
 
 
@@ -383,12 +387,20 @@ def check_motion(
         else:
             design = timeline_positions(traj, motion.design_time, motion.periods, motion.lead)
         deviation = float(np.max(np.abs(design - motion.q)))
+        items += workspace_items(motion.q if reference is None else _link_path(traj, motion), tf)
     jump = 0.0
     if motion.start is not None:
         jump = float(np.max(np.abs(motion.start - motion.q[0])))
     return ProgramCheck(
         motion.fmt, motion.interpolation, motion.sample_time, tuple(items), deviation, jump, len(motion.t), tolerance
     )
+
+
+def _link_path(traj, motion: ExecutedMotion) -> np.ndarray:
+    """The links' positions of a program commanding another path (the motor side): the design's, on its timeline."""
+    if motion.fmt == "csv":
+        return traj.derivative(motion.design_time, 0)
+    return timeline_positions(traj, motion.design_time, motion.periods, motion.lead)
 
 
 def passive_program_limits(motion: ExecutedMotion, passive: dict) -> list[ProgramLimit]:
