@@ -352,9 +352,11 @@ def check_motion(
     tf: TrajectoryFile | None = None,
     names: tuple[str, ...] = (),
     reference: Callable[[ExecutedMotion], np.ndarray] | None = None,
+    model=None,
 ) -> ProgramCheck:
     """Limits of the executed ``motion`` and its deviation from the design of ``tf`` or, when given, from
-    ``reference(motion)``: the positions the program is meant to command at ``motion.design_time``."""
+    ``reference(motion)``: the positions the program is meant to command at ``motion.design_time``. The
+    design's Cartesian and collision limits are checked with ``model`` (None: the robot the design names)."""
     dof = motion.q.shape[1]
     names = names or tuple(f"q{j + 1}" for j in range(dof))
     items: list[ProgramLimit] = []
@@ -387,7 +389,7 @@ def check_motion(
         else:
             design = timeline_positions(traj, motion.design_time, motion.periods, motion.lead)
         deviation = float(np.max(np.abs(design - motion.q)))
-        items += workspace_items(motion.q if reference is None else _link_path(traj, motion), tf)
+        items += workspace_items(motion.q if reference is None else _link_path(traj, motion), tf, model)
     jump = 0.0
     if motion.start is not None:
         jump = float(np.max(np.abs(motion.start - motion.q[0])))
@@ -431,7 +433,7 @@ def passive_program_limits(motion: ExecutedMotion, passive: dict) -> list[Progra
 
 
 def verify_program(
-    path: str | Path, tf: TrajectoryFile, fmt: str, commanded: CommandedPath | None = None
+    path: str | Path, tf: TrajectoryFile, fmt: str, commanded: CommandedPath | None = None, model=None
 ) -> ProgramCheck:
     """Parse the program at ``path`` and check it against the trajectory file's hard limits; a program written
     with a commanded path (``robid export --motor-side``) needs that path to compare with."""
@@ -442,4 +444,4 @@ def verify_program(
     if label is None and commanded is not None:
         raise ValueError(f"{path}: the program commands the design itself, not a {commanded.label} path")
     reference = None if commanded is None else commanded_reference(commanded)
-    return check_motion(PARSERS[fmt](texts), tf.limits, tf, tf.trajectory.joint_names, reference)
+    return check_motion(PARSERS[fmt](texts), tf.limits, tf, tf.trajectory.joint_names, reference, model)
