@@ -203,6 +203,9 @@ def test_a_collision_section_error_names_the_field():
     with pytest.raises(RobidInputError, match=r"obstacles\[0\]: expected"):
         collision_limits({"tool": {"body": 6, "radius": 0.1}, "obstacles": [{"name": "x"}]}, model,
                          "s.yaml: collision")
+    with pytest.raises(RobidInputError, match=r"collision: obstacles and self_collision need volumes"):
+        collision_limits({"obstacles": [{"name": "t", "plane": {"normal": [0, 0, 1], "offset": 0}}]}, model,
+                         "s.yaml: collision")
     with pytest.raises(RobidInputError, match="unknown field|did you mean"):
         spec_from_dict({"harmonics": 5, "period": 10, "collision": {"tools": {}}}, "s.yaml")
 

@@ -180,11 +180,6 @@ def _box_distance(p, jac, lo, hi, radius) -> tuple[np.ndarray, np.ndarray]:
     return dist, np.einsum("ni,nij->nj", direction, jac)
 
 
-def is_collision(limit) -> bool:
-    """Whether a constraint of the design's Cartesian list comes from its collision section."""
-    return isinstance(limit, DistanceLimit) or "~" in getattr(limit, "name", "")
-
-
 def capsule_spheres(name: str, body: int, start, end, radius: float) -> list[Sphere]:
     """The spheres covering a capsule (module docstring)."""
     a, b = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
@@ -205,6 +200,9 @@ def collision_limits(section, model, where: str) -> list:
         volumes.append(_capsule(section["tool"], "tool", model, f"{where}.tool"))
     for k, link in enumerate(section.get("links") or []):
         volumes.append(_capsule(link, None, model, f"{where}.links[{k}]"))
+    if not volumes and (section.get("obstacles") or section.get("self_collision")):
+        raise RobidInputError(f"{where}: obstacles and self_collision need volumes to keep apart: give a tool or "
+                              "links (capsules)")
     out: list = []
     for k, obstacle in enumerate(section.get("obstacles") or []):
         out += _obstacle_limits(obstacle, volumes, clearance, f"{where}.obstacles[{k}]")

@@ -148,8 +148,8 @@ def _collision_section(data: Any, where: str) -> dict:
         raise RobidInputError(f"{where}: expected a mapping (clearance, tool, links, obstacles, self_collision)")
     check_keys(data, schema.COLLISION.keys(), where)
     capsule = schema.CAPSULE.keys()
-    if data.get("tool") is not None:
-        check_keys(data["tool"], capsule, f"{where}.tool") if isinstance(data["tool"], dict) else None
+    if isinstance(data.get("tool"), dict):
+        check_keys(data["tool"], capsule, f"{where}.tool")
     for key, keys in (("links", capsule), ("obstacles", schema.OBSTACLE.keys())):
         items = data.get(key) or []
         if not isinstance(items, list):

@@ -16,7 +16,7 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.excitation.cartesian import chain_frames, point_positions_and_jacobians
-from robid.excitation.collision import collision_limits, is_collision
+from robid.excitation.collision import collision_limits
 from robid.excitation.trajectory_file import TrajectoryFile, cartesian_from_dicts
 
 #: metres a sampled distance may fall short of its bound (rounding of the program's points)
@@ -24,7 +24,8 @@ TOLERANCE = 1e-9
 
 
 def workspace_constraints(tf: TrajectoryFile, model=None) -> tuple[object, list]:
-    """(model, the Cartesian and collision constraints of ``tf``); ``(None, [])`` when it has none."""
+    """(model, [(kind, constraint)]): the Cartesian points of ``tf`` (kind ``cartesian``) and the constraints of
+    its collision section (kind ``collision``); ``(None, [])`` when it has none."""
     section = (tf.design or {}).get("collision") or {}
     if not tf.cartesian and not section:
         return None, []
@@ -42,7 +43,8 @@ def workspace_constraints(tf: TrajectoryFile, model=None) -> tuple[object, list]
                                   f"and collision limits: {exc}") from None
     if model.dof != tf.trajectory.dof:
         raise RobidInputError(f"robot {model.name} has {model.dof} joints, the design {tf.trajectory.dof}")
-    return model, cartesian_from_dicts(tf.cartesian) + collision_limits(section, model, "design.collision")
+    return model, ([("cartesian", c) for c in cartesian_from_dicts(tf.cartesian)]
+                   + [("collision", c) for c in collision_limits(section, model, "design.collision")])
 
 
 def workspace_items(q: np.ndarray, tf: TrajectoryFile, model=None) -> tuple:
@@ -56,8 +58,7 @@ def workspace_items(q: np.ndarray, tf: TrajectoryFile, model=None) -> tuple:
         return ()
     frames = chain_frames(model, q)
     worst: dict[tuple[str, str], tuple[float, float]] = {}  # (quantity, name) -> (value - limit, limit)
-    for c in constraints:
-        kind = "collision" if is_collision(c) else "cartesian"
+    for kind, c in constraints:
         if hasattr(c, "distances"):
             pairs = [(float(np.min(c.distances(model, q, frames)[0])), c.clearance)]
         else:
