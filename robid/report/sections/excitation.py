@@ -1,5 +1,6 @@
-"""Excitation: the designed trajectory over one period, its spectrum, a strip of poses and the swept extent
-(excitation_preview.py), the design criterion and how much of each joint limit it uses. Without a trajectory file: the limit usage of the measured (processed) motion."""
+"""Excitation: the designed trajectory over one period, its spectrum, a strip of poses and the swept
+extent (excitation_preview.py), the design criterion and how much of each joint limit it uses. Without a
+trajectory file: the limit usage of the measured (processed) motion."""
 
 from __future__ import annotations
 
