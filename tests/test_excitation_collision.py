@@ -236,3 +236,27 @@ def test_distance_gradients_match_finite_differences():
             fd = (limit.distances(model, q + step)[0] - limit.distances(model, q - step)[0]) / (2 * eps)
             np.testing.assert_allclose(grad[:, j], fd, atol=1e-6, err_msg=f"{limit.name} J{j + 1}")
     assert np.all(inside.distances(model, q)[0] < 0)  # inside the box: negative
+
+
+def test_robid_export_checks_the_collision_section_with_the_designs_robot(tool_table, tmp_path, capsys):
+    """The command line: the design's robot loaded by name for the check (its parse-back line names the pair);
+    a robot that cannot be loaded is a one-line error saying to give --robot, and --robot then works."""
+    import dataclasses
+
+    from robid.cli import main
+    from robid.excitation.trajectory_file import save_trajectory
+
+    _, _, tf = tool_table
+    path = tmp_path / "traj.json"
+    save_trajectory(path, tf)
+    assert main(["export", str(path), "--format", "urscript", "--out", str(tmp_path / "x.script")]) == 0
+    out = capsys.readouterr().out
+    assert "parse-back check" in out and "all limits satisfied" in out
+    moved = tmp_path / "moved.json"
+    save_trajectory(moved, dataclasses.replace(tf, design={**tf.design, "robot": str(tmp_path / "gone.urdf")}))
+    assert main(["export", str(moved), "--format", "urscript", "--out", str(tmp_path / "y.script")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("robid: error: ") and err.count("\n") == 1 and "give --robot ROBOT" in err, err
+    assert not (tmp_path / "y.script").exists()
+    assert main(["export", str(moved), "--format", "urscript", "--out", str(tmp_path / "y.script"),
+                 "--robot", "ur10e"]) == 0
