@@ -129,7 +129,7 @@ def test_cli_json_and_bad_input(capsys):
     assert "mode" in capsys.readouterr().out
     for argv, words in (
         (["modal", "puma560", "--pose", "0,0,0,0,0,0"], "no elastic joint"),
-        (["modal", "do_2r_elastic", "--pose", "1"], "2 finite joint positions"),
+        (["modal", "do_2r_elastic", "--pose", "1"], "2 joint positions expected"),
         (["modal", "do_2r_elastic", "--pose", "1,abc"], "--pose value 2"),
     ):
         assert main(argv) == 2

@@ -106,7 +106,8 @@ def test_a_yaml_alias_bomb_under_a_string_field_is_refused_while_reading(tmp_pat
 @pytest.mark.parametrize("suffix, kind", [(".json", "DOCUMENT"), (".yaml", "YAML"), (".csv", "TABLE")])
 def test_an_oversized_file_is_refused_before_it_is_read(tmp_path, monkeypatch, suffix, kind):
     """Finding 3: a file larger than the limit (here lowered to 20 MB by its variable; defaults 64 MB for
-    documents, 8 MB for YAML, 1024 MB for tables) costs nothing: one line naming the size, the limit and the variable."""
+    documents, 8 MB for YAML, 1024 MB for tables) costs nothing: one line naming the size, the limit and the
+    variable."""
     monkeypatch.setenv(f"ROBID_MAX_{kind}_MB", "20")
     path = tmp_path / f"big{suffix}"
     with open(path, "wb") as f:

@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 
 from robid.errors import RobidInputError
-from robid.model.loops import tree_joints
 from robid.io.escaping import one_line
+from robid.model.loops import tree_joints
 from robid.model.robot_model import Joint, RobotModel
 
 

@@ -37,8 +37,8 @@ from robid.identification.datasets import DataSet, row_correlation, stack
 from robid.robot import Robot
 from robid.signals.selection import STANDSTILL_SPEED
 
-__all__ = ["dataset_signals", "fit_friction", "friction_problem", "grid_signals", "held_still", "held_still_rows", "predict_dataset",
-           "select_friction"]
+__all__ = ["dataset_signals", "fit_friction", "friction_problem", "grid_signals", "held_still", "held_still_rows",
+           "predict_dataset", "select_friction"]
 
 
 def _sign_rule(p, coulomb: str):
@@ -63,7 +63,8 @@ def grid_signals(processed, coulomb: str = "noise") -> tuple[np.ndarray, np.ndar
     columns of robid.identification.datasets.regressor_of take them (what robid predict evaluates)."""
     measured, _, sign = _sign_rule(processed, coulomb)
     v = np.asarray(processed.qd_measured if measured else processed.qd, dtype=float)
-    return np.asarray(processed.q, dtype=float), v, sign(v, np.asarray(processed.qd, dtype=float))
+    s = sign(v, np.asarray(processed.qd, dtype=float))
+    return (np.asarray(processed.q, dtype=float), *_outside_holds(v, s, _hold_span(processed)))
 
 
 def dataset_signals(dataset: DataSet, coulomb: str = "noise") -> FrictionSignals:
@@ -76,23 +77,24 @@ def dataset_signals(dataset: DataSet, coulomb: str = "noise") -> FrictionSignals
 
     keep = np.asarray(p.keep, dtype=bool)
     v_grid = p.qd_measured if measured else p.qd
-    signs: dict = {}  # the sign of the velocity arrays met, computed once (a selection evaluates columns often)
+    signs: dict = {}  # (v, s) outside the holds of the velocity arrays met, computed once (a selection evaluates
+    grid_span, record_span = _hold_span(p), _hold_span(p) * max(1, int(p.decimation))  # columns often)
 
-    def cached_sign(v, qd):
+    def held_signals(v, qd, span):
         key = (id(v), id(qd))
-        if key not in signs:
-            signs[key] = (v, qd, sign(v, qd))  # the arrays are kept, so that their ids stay theirs
+        if key not in signs:  # the arrays are kept, so that their ids stay theirs
+            signs[key] = (v, qd, _outside_holds(np.asarray(v, dtype=float), sign(v, qd), span))
         return signs[key][2]
 
     def evaluate(g):
         if p.parallel_filter is not None:
             def on_record(q, qd, qdd, v):
                 v = v if measured else qd
-                return np.asarray(g(q, v, cached_sign(v, qd)), dtype=float)
+                return np.asarray(g(q, *held_signals(v, qd, record_span)), dtype=float)
 
             cols = p.parallel_filter(on_record)
         else:
-            cols = p.apply_filter(np.asarray(g(p.q, v_grid, cached_sign(v_grid, p.qd)), dtype=float))
+            cols = p.apply_filter(np.asarray(g(p.q, *held_signals(v_grid, p.qd, grid_span)), dtype=float))
         return np.asarray(cols, dtype=float).reshape(p.q.shape[0], -1)
 
     noise_std = np.array([np.nan if noise is None or j >= len(noise) or noise[j] is None else float(noise[j])
@@ -109,32 +111,48 @@ HELD_STILL_S = 0.5
 
 def held_still(dataset: DataSet, coulomb: str = "noise") -> np.ndarray:
     """(N, dof) bool: the rows where a joint is held still -- its friction velocity below :data:`HELD_STILL_SPEED`
-    for at least :data:`HELD_STILL_S` -- left out of the friction problem. A joint at rest carries the torque its
-    static friction holds, anywhere within +-fs and set by how it stopped, not by its velocity: kept (every row,
-    ``min_speed`` 0), a Stribeck fit takes the sign of the last motion's decaying velocity for that torque (UR10e
-    J6, all rows of the rest-to-rest runs: fs 7.9 N m within vs 0.001 rad/s against fc 2.4, and a held-out run
-    predicted worse, 13.4 % against the linear model's 10.8 %). Short passes through zero (reversals, starts)
-    stay: the friction's rise from rest is there."""
+    for at least :data:`HELD_STILL_S`. A joint at rest carries the torque its static friction holds, anywhere
+    within +-fs and set by how it stopped, not by its velocity; so the nonlinear friction columns (Stribeck,
+    sigmoid, ripple) are zero there -- their v and sign set to 0 before the filter (:func:`dataset_signals`) and
+    in predictions (:func:`grid_signals`) -- while the rows stay for every other parameter (gravity above all).
+    Without it, on every row of the UR10e's rest-to-rest runs, a Stribeck fit took the sign of the last motion's
+    decaying velocity for the held torque (J6: fs 7.9 N m within vs 0.001 rad/s against fc 2.4, and a held-out
+    run predicted worse, 13.4 % against the linear model's 10.8 %). Short passes through zero (reversals, starts)
+    are not holds: the friction's rise from rest is there."""
     return held_still_rows(dataset.processed, coulomb)
 
 
 def held_still_rows(processed, coulomb: str = "noise") -> np.ndarray:
     """:func:`held_still` on processed signals (the friction velocity of the Coulomb rule ``coulomb``)."""
-    p = processed
-    measured, _, _ = _sign_rule(p, coulomb)
-    v = np.abs(np.asarray(p.qd_measured if measured else p.qd, dtype=float))
-    t = np.asarray(p.t, dtype=float)
+    measured, _, _ = _sign_rule(processed, coulomb)
+    v = np.asarray(processed.qd_measured if measured else processed.qd, dtype=float)
+    return _holds(v, _hold_span(processed))
+
+
+def _hold_span(processed) -> int:
+    """:data:`HELD_STILL_S` in samples of the processed grid."""
+    t = np.asarray(processed.t, dtype=float)
+    return max(1, int(np.ceil(HELD_STILL_S / float(np.median(np.diff(t)))))) if t.size > 1 else 1
+
+
+def _holds(v: np.ndarray, span: int) -> np.ndarray:
+    """(n, dof) bool: runs of at least ``span`` samples with |v| below :data:`HELD_STILL_SPEED`, per joint."""
     held = np.zeros(v.shape, dtype=bool)
-    if t.size < 2:
-        return held
-    span = max(1, int(np.ceil(HELD_STILL_S / float(np.median(np.diff(t))))))
     for j in range(v.shape[1]):
-        slow = np.concatenate([[0], (v[:, j] < HELD_STILL_SPEED).astype(np.int8), [0]])
+        slow = np.concatenate([[0], (np.abs(v[:, j]) < HELD_STILL_SPEED).astype(np.int8), [0]])
         edges = np.diff(slow)
         for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1), strict=True):
             if b - a >= span:
                 held[a:b, j] = True
     return held
+
+
+def _outside_holds(v: np.ndarray, s: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """(v, s) with both 0 where a joint is held still: there every nonlinear friction column vanishes."""
+    held = _holds(v, span)
+    if not held.any():
+        return v, s
+    return np.where(held, 0.0, v), np.where(held, 0.0, s)
 
 
 def friction_problem(robot: Robot, datasets: Sequence[DataSet], coulomb: str = "noise") -> FrictionProblem:
@@ -143,9 +161,7 @@ def friction_problem(robot: Robot, datasets: Sequence[DataSet], coulomb: str = "
     sets = list(datasets)
     if not sets:
         raise RobidInputError("friction: at least one data set is needed")
-    W, tau = stack(sets)  # new arrays: the rows of joints held still are zeroed in them, not in the data sets
-    held = np.concatenate([held_still(d, coulomb) for d in sets])
-    W[held], tau[held] = 0.0, 0.0
+    W, tau = stack(sets)
     signals = FrictionSignals.stacked([dataset_signals(d, coulomb) for d in sets])
     return FrictionProblem(W, tau, tuple(robot.base_parameters().names), tuple(robot.joint_names), signals,
                            row_correlation(sets))

@@ -28,8 +28,8 @@ from robid.io.mapping import (
     read_mapping,
 )
 from robid.io.motor_side import TransmissionMatrix, currents_to_torque, motor_to_joint
-from robid.io.ros_bag import is_ros_bag
 from robid.io.plausibility import check_positions
+from robid.io.ros_bag import is_ros_bag
 from robid.io.screening import ChannelRef, ScreeningPolicy, screen
 from robid.io.table_set import TableSet
 from robid.io.tables import file_format
