@@ -260,3 +260,19 @@ def test_robid_export_checks_the_collision_section_with_the_designs_robot(tool_t
     assert not (tmp_path / "y.script").exists()
     assert main(["export", str(moved), "--format", "urscript", "--out", str(tmp_path / "y.script"),
                  "--robot", "ur10e"]) == 0
+
+
+@pytest.mark.parametrize("center, expected", [
+    # the tool 0.39 m under the table at rest: the pair named once (both ends of the capsule are one pair)
+    ([0, 0.4, 0, 0, 0, 0], r"the centre pose itself violates cartesian:z>= of tool~table \(limit 0.07, at rest "
+                           r"-0.3909\) \(within"),
+    # 8 mm of room between the tool and the table: no start can move, and the floor error says which pair pins it
+    ([0, -0.3, 0.6, 0, 0, 0], r"excitation floor .*; at the centre, tool~table has 0.00836 m of room "
+                              r"\(cartesian:z>=\): move center away from it$"),
+])
+def test_a_design_that_cannot_move_names_the_pair(center, expected):
+    """What the error says, not what the optimiser finds: one start and a coarse grid (64 points) keep it fast."""
+    spec = {**TOOL_TABLE, "starts": 1, "grid_points": 64, "center": center}
+    with pytest.raises(RobidInputError, match=expected) as info:
+        design_from_spec(robid.load_robot("ur10e"), spec_from_dict(spec, "collision.yaml"), "ur10e")
+    assert str(info.value).count("tool~table") == 1

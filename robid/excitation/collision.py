@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.excitation.cartesian import CartesianLimit, chain_frames, lever_arms
+from robid.excitation.cartesian import CartesianLimit, chain_frames, cross_rows, lever_arms
 
 #: clearance kept between volumes when the SPEC gives none, m
 DEFAULT_CLEARANCE = 0.02
@@ -123,7 +123,7 @@ def _point_jacobian(model, frames, body: int, p: np.ndarray) -> np.ndarray:
     _, axes, origins = frames
     jac = np.zeros((p.shape[0], 3, model.dof))
     for j, joint in enumerate(model.joints[: body + 1]):
-        jac[:, :, j] = np.cross(axes[:, j], p - origins[:, j]) if joint.revolute else axes[:, j]
+        jac[:, :, j] = cross_rows(axes[:, j], p - origins[:, j]) if joint.revolute else axes[:, j]
     return jac
 
 

@@ -29,7 +29,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from robid.excitation.cartesian import CartesianLimit, chain_frames, lever_arms, point_positions_and_jacobians
+from robid.excitation.cartesian import (
+    CartesianLimit,
+    chain_frames,
+    lever_arms,
+    point_positions,
+    point_positions_and_jacobians,
+)
 from robid.excitation.channels import channel_derivatives
 from robid.excitation.collision import DistanceLimit
 from robid.excitation.constraints import QUANTITIES, JointLimitSet, TorqueFunction
@@ -232,11 +238,13 @@ class GridConstraints:
                     jac = grad[:, :, None] * self.basis[0][:, None, :] - ddelta[None]
                     js.append(jac.reshape(q.shape[0], self.dof * nx))
                 continue
+            if not jacobian:
+                p = point_positions(self.model, q, c, frames)
+                gs += [p @ n - d - delta for n, d in zip(c.normals, c.offsets, strict=True)]
+                continue
             p, jac_q = point_positions_and_jacobians(self.model, q, c, frames)
             for n, d in zip(c.normals, c.offsets, strict=True):
                 gs.append(p @ n - d - delta)  # metres are O(1) already
-                if not jacobian:
-                    continue
                 nj = np.einsum("i,nij->nj", n, jac_q)  # (G, dof)
                 jac = nj[:, :, None] * self.basis[0][:, None, :] - ddelta[None]
                 js.append(jac.reshape(q.shape[0], self.dof * nx))
