@@ -276,3 +276,15 @@ def test_a_design_that_cannot_move_names_the_pair(center, expected):
     with pytest.raises(RobidInputError, match=expected) as info:
         design_from_spec(robid.load_robot("ur10e"), spec_from_dict(spec, "collision.yaml"), "ur10e")
     assert str(info.value).count("tool~table") == 1
+
+
+def test_the_design_reports_the_smallest_gap_of_each_pair(tool_table):
+    """What robid design prints: the tool's smallest gap to the table, the independent 1 kHz surface check's
+    value within the sampling of the final check (1024 points per period)."""
+    from robid.excitation.collision import smallest_gaps
+
+    model, result, tf = tool_table
+    gaps = smallest_gaps(result.check, TOOL_TABLE["collision"], model)
+    q = tf.trajectory.derivative(np.linspace(0.0, tf.trajectory.period, 2000, endpoint=False), 0)
+    lowest = _tool_above_table(model, q).min()
+    assert list(gaps) == ["tool~table"] and abs(gaps["tool~table"] - lowest) < 2e-3, (gaps, lowest)

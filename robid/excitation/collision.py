@@ -290,3 +290,18 @@ def _number(value, where: str, minimum: float | None = None, strict: bool = Fals
     if minimum is not None and (x < minimum or (strict and x <= minimum)):
         raise RobidInputError(f"{where}: expected a number {'>' if strict else '>='} {minimum:g}, got {value!r}")
     return x
+
+
+def smallest_gaps(check, section, model) -> dict[str, float]:
+    """The smallest sampled gap (m, radii removed) of every pair of a design's collision ``section`` in its
+    CheckReport ``check``: a limit's sampled slack plus the clearance, the least over the pair's limits."""
+    if not section:
+        return {}
+    limits = collision_limits(section, model, "collision")
+    names = {c.name for c in limits}
+    clearance = _number(section.get("clearance", DEFAULT_CLEARANCE), "collision.clearance", minimum=0.0)
+    gaps: dict[str, float] = {}
+    for item in check.items:
+        if item.name in names:
+            gaps[item.name] = min(gaps.get(item.name, math.inf), item.sampled_slack + clearance)
+    return gaps
