@@ -206,6 +206,9 @@ def test_a_collision_section_error_names_the_field():
     with pytest.raises(RobidInputError, match=r"collision: obstacles and self_collision need volumes"):
         collision_limits({"obstacles": [{"name": "t", "plane": {"normal": [0, 0, 1], "offset": 0}}]}, model,
                          "s.yaml: collision")
+    with pytest.raises(RobidInputError, match=r"links\[1\].name: 'J2-link' is already used"):
+        collision_limits({"links": [{"body": 2, "radius": 0.1}, {"body": "J2", "to": [0.3, 0, 0], "radius": 0.1}]},
+                         model, "s.yaml: collision")
     with pytest.raises(RobidInputError, match="unknown field|did you mean"):
         spec_from_dict({"harmonics": 5, "period": 10, "collision": {"tools": {}}}, "s.yaml")
 

@@ -200,6 +200,9 @@ def collision_limits(section, model, where: str) -> list:
         volumes.append(_capsule(section["tool"], "tool", model, f"{where}.tool"))
     for k, link in enumerate(section.get("links") or []):
         volumes.append(_capsule(link, None, model, f"{where}.links[{k}]"))
+        if any(v.name == volumes[-1].name for v in volumes[:-1]):
+            raise RobidInputError(f"{where}.links[{k}].name: {volumes[-1].name!r} is already used; give each "
+                                  "volume its own name (errors name pairs by them)")
     if not volumes and (section.get("obstacles") or section.get("self_collision")):
         raise RobidInputError(f"{where}: obstacles and self_collision need volumes to keep apart: give a tool or "
                               "links (capsules)")
