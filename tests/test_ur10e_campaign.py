@@ -114,3 +114,50 @@ def test_the_report_headline_says_robid_beats_the_reference_and_names_the_joints
     size = ur10e_run.report_path.stat().st_size
     print(f"report: {size / 1e6:.2f} MB")
     assert size <= 2_000_000
+
+
+#: appended to a test copy of the report: the heat map's box and its rows (CSS px), and each row's run
+_HEAT_PROBE = """<script>
+(function () {
+  var out = [];
+  document.querySelectorAll("table.heat").forEach(function (t) {
+    var r = t.getBoundingClientRect();
+    out.push(["heat", Math.round(r.top), Math.round(r.bottom), Math.round(r.left), Math.round(r.right)].join(" "));
+    t.querySelectorAll("tbody tr").forEach(function (row) {
+      var b = row.getBoundingClientRect();
+      out.push(["row", Math.round(b.top), Math.round(b.bottom), row.querySelectorAll("td").length].join(" "));
+    });
+  });
+  var p = document.createElement("pre");
+  p.id = "heat-probe";
+  p.textContent = out.join("\\n");
+  document.body.appendChild(p);
+})();
+</script>"""
+
+
+def test_the_first_screen_shows_every_run_and_joint_of_the_campaign(ur10e_run, tmp_path):
+    """Issue 33 acceptance on the real campaign (22 runs x 6 joints, not only the small case of test_report_html):
+    in headless Chromium at 1400 x 900 px, without scrolling, the heat map's every row -- one per run, a cell per
+    joint and the comparison column -- lies inside the window, and a screenshot has ink in each."""
+    from test_report_html import _non_white, _run_chromium
+
+    report = ur10e_run.report_path
+    text = report.read_text()
+    probe = tmp_path / "heat.html"
+    probe.write_text(text.replace("</body>", _HEAT_PROBE + "</body>"))
+    dom = _run_chromium(["--window-size=1400,900", "--dump-dom", probe.as_uri()], tmp_path / "profile_probe")
+    lines = dom.stdout.split('<pre id="heat-probe">', 1)[-1].split("</pre>", 1)[0].splitlines()
+    heat = [tuple(int(v) for v in line.split()[1:]) for line in lines if line.startswith("heat ")]
+    rows = [tuple(int(v) for v in line.split()[1:]) for line in lines if line.startswith("row ")]
+    runs = len(ur10e_run.record.validation_data) + 1  # the identification data and every predicted run
+    print(f"\nUR10e first screen: heat map {heat}, {len(rows)} rows, last ends at {max(r[1] for r in rows)} px")
+    assert len(heat) == 1 and len(rows) >= runs - 1, (heat, len(rows), runs, dom.stderr[-2000:])
+    top, bottom, left, right = heat[0]
+    assert 0 <= top < bottom <= 900 and right <= 1400
+    assert all(cells >= 6 for _, _, cells in rows)  # a cell per joint at least
+    shot = tmp_path / "first.png"
+    _run_chromium([f"--screenshot={shot}", "--window-size=1400,900", report.resolve().as_uri()], tmp_path / "profile")
+    ink = _non_white(shot)
+    for row_top, row_bottom, _ in rows:
+        assert ink[row_top:row_bottom, left:right].mean() > 0.02, (row_top, row_bottom)

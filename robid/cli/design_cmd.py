@@ -83,6 +83,12 @@ def run(args: argparse.Namespace) -> int:
         f"rank {c.rank}/{c.columns} on {c.grid_points} points"
     )
     print(f"limits: {result.check.summary()}")
+    if spec.collision:
+        from robid.excitation.collision import smallest_gaps
+
+        gaps = smallest_gaps(result.check, spec.collision, robot.model)
+        print("collision: smallest gap per pair (sampled, radii removed): "
+              + ", ".join(f"{name} {gap:.3g} m" for name, gap in gaps.items()))
     floor = [float(v) for v in result.problem.floor_speeds()]
     print("RMS velocity per joint: " + ", ".join(f"{v:.3g}" for v in tf.design["rms_velocity"])
           + (f" (floor {', '.join(f'{v:.3g}' for v in floor)}: min_rms_velocity "

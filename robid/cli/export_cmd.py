@@ -66,8 +66,8 @@ help="per-joint sign, +1 or -1: controller = sign * robid + offset"
         "--robot",
         default=None,
         metavar="ROBOT",
-        help="with --motor-side: robot file (.yaml, .urdf) or built-in name (default: the robot TRAJ.json was "
-        "designed for)",
+        help="robot file (.yaml, .urdf) or built-in name (default: the robot TRAJ.json was designed for), for "
+        "--motor-side and for checking the program against the design's Cartesian and collision limits",
     )
     p.set_defaults(func=run)
 
@@ -98,13 +98,14 @@ def run(args: argparse.Namespace) -> int:
         raise RobidInputError(f"--joint-signs: every sign must be 1 or -1, got {args.joint_signs!r}")
     offsets = _numbers(args.joint_offsets, "--joint-offsets", dof)
     commanded = _motor_side(args, tf) if args.motor_side else None
-    if commanded is None and args.robot is not None:
-        raise RobidInputError("--robot: only used with --motor-side")
+    workspace = _workspace_model(args, tf)
+    if commanded is None and workspace is None and args.robot is not None:
+        raise RobidInputError("--robot: only used with --motor-side or a design with Cartesian or collision limits")
     scale = 0.1 if args.first_run else args.speed_scale
     if args.first_run and args.speed_scale != 1.0:
         raise RobidInputError("--first-run is --speed-scale 0.1: give one of them")
     options = ProgramOptions(periods=args.periods, rate=args.rate, signs=signs, offsets=offsets, commanded=commanded,
-                             speed_scale=scale)
+                             speed_scale=scale, workspace_model=workspace)
     try:
         result = export_program(tf, args.format, args.out, options)
     finally:
@@ -119,6 +120,25 @@ def run(args: argparse.Namespace) -> int:
     for line in speed_lines(slowed(tf, scale), periods=args.periods)[1:]:
         print(line)
     return 0
+
+
+def _workspace_model(args: argparse.Namespace, tf):
+    """The robot model the program's Cartesian and collision limits are checked with (docs/excitation.md,
+    "Collisions"): ``--robot`` or the design's robot; None when the design has no such limits."""
+    import robid
+    from robid.errors import RobidInputError
+
+    if not tf.cartesian and not (tf.design or {}).get("collision"):
+        return None
+    robot = args.robot or tf.design.get("robot")
+    if not robot:
+        raise RobidInputError(f"{args.trajectory} has Cartesian or collision limits but names no robot "
+                              "(design.robot): give --robot ROBOT to check the program against them")
+    try:
+        return robid.load_robot(str(robot)).model
+    except RobidInputError as exc:
+        origin = "" if args.robot else f" (the robot {args.trajectory} was designed for; give --robot ROBOT)"
+        raise RobidInputError(f"the program's Cartesian and collision limits: {exc}{origin}") from None
 
 
 def _motor_side(args: argparse.Namespace, tf):

@@ -37,8 +37,12 @@ def room(q: np.ndarray, limits, model, cartesian=(), torque_fn=None) -> np.ndarr
     half = np.minimum((hi - lo) / 2.0, math.pi)
     scores = [np.min(np.minimum(q - lo, hi - q) / half, axis=1)]
     if cartesian:
-        poses, _, _ = chain_frames(model, q)
+        frames = chain_frames(model, q)
+        poses = frames[0]
         for c in cartesian:
+            if hasattr(c, "distances"):  # a distance between volumes (robid.excitation.collision)
+                scores.append((c.distances(model, q, frames)[0] - c.clearance) / ROOM_DISTANCE)
+                continue
             p = poses[:, c.body, :3, :3] @ c.point + poses[:, c.body, :3, 3]
             scores.append(np.min(p @ c.normals.T - c.offsets, axis=1) / ROOM_DISTANCE)
     if torque_fn is not None and np.any(np.isfinite(limits.torque)):
@@ -71,3 +75,21 @@ def choose_center(limits, margin: float, model, cartesian=(), torque_fn=None, se
     return candidates[best], (f"center: the middle of the position ranges {why}; centre taken at ({pose}) deg, room "
                               f"{scores[best]:.2f} (positions, Cartesian points per {ROOM_DISTANCE:g} m, holding "
                               "torques); give center: to choose it")
+
+
+def workspace_room(problem) -> str:
+    """The end of the floor error when Cartesian or collision limits apply: the one with the least room at the
+    centre pose, and how much (metres), since a centre close to a table or a fixture leaves no room to move."""
+    from robid.excitation.constraints import check_trajectory
+    from robid.excitation.fourier import FourierTrajectory
+
+    if not problem.cartesian:
+        return ""
+    still = FourierTrajectory(problem.period, problem.center, np.zeros((problem.dof, 1)), np.zeros((problem.dof, 1)))
+    check = check_trajectory(still, problem.limits.with_margin(problem.margin), problem.cartesian, problem.model)
+    items = [i for i in check.items if i.quantity.startswith(("cartesian", "collision"))]
+    if not items:
+        return ""
+    tight = min(items, key=lambda i: i.sampled_slack)
+    return (f"; at the centre, {tight.name} has {tight.sampled_slack:.3g} m of room ({tight.quantity}): move center "
+            "away from it")

@@ -28,6 +28,7 @@ import numpy as np
 
 from robid.excitation.cartesian import (
     CartesianLimit,
+    chain_frames,
     lever_arms,
     point_positions_and_jacobians,
 )
@@ -237,8 +238,12 @@ def _cartesian_items(traj, cartesian, model, limits, t, h) -> list[LimitCheck]:
     m1 = traj.derivative_bound(1)
     travel = np.max(np.abs(np.where(np.isfinite(limits.position), limits.position, 0.0)), axis=1)
     travel = np.maximum(travel, np.abs(traj.center) + traj.derivative_bound(0))
+    frames = chain_frames(model, q)  # shared by every point and distance
     for lim in cartesian:
-        p, _ = point_positions_and_jacobians(model, q, lim)
+        if hasattr(lim, "distances"):  # a distance between volumes (robid.excitation.collision)
+            items.append(_distance_item(lim, model, q, travel, m1, h, frames))
+            continue
+        p, _ = point_positions_and_jacobians(model, q, lim, frames)
         delta = h / 2.0 * float(lever_arms(model, lim, travel) @ m1)
         for n, d in zip(lim.normals, lim.offsets, strict=True):
             dist = p @ n - d
@@ -257,6 +262,16 @@ def _cartesian_items(traj, cartesian, model, limits, t, h) -> list[LimitCheck]:
                 )
             )
     return items
+
+
+def _distance_item(lim, model, q, travel, m1, h, frames=None) -> LimitCheck:
+    """The check of a distance between volumes (robid.excitation.collision.DistanceLimit): its smallest sampled
+    value, less the most it can change between samples, against the clearance; named by its pair."""
+    dist, _ = lim.distances(model, q, frames)
+    delta = h / 2.0 * float(lim.arms(model, travel) @ m1)
+    sampled = float(np.min(dist))
+    return LimitCheck("collision", lim.name, lim.clearance, sampled, sampled - delta,
+                      sampled - delta - lim.clearance, sampled - lim.clearance, True)
 
 
 def _face(n: np.ndarray) -> str:

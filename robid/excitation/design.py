@@ -12,6 +12,7 @@ import numpy as np
 
 from robid.errors import RobidInputError
 from robid.excitation.centre import choose_center
+from robid.excitation.collision import collision_limits
 from robid.excitation.optimiser import DesignProblem, DesignResult, FloorMissed, design_excitation
 from robid.excitation.spec import DesignSpec, cartesian_limits, resolve_center, resolve_limits
 from robid.excitation.trajectory_file import TrajectoryFile
@@ -25,7 +26,8 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
     when torque limits are given), e.g. ``robid.load_robot(...)``."""
     model = robot.model
     limits = resolve_limits(spec, model)
-    cartesian = cartesian_limits(spec, model)
+    points = cartesian_limits(spec, model)
+    cartesian = points + collision_limits(spec.collision, model, f"{spec.source}: collision")
     torque_fn = None
     if np.any(np.isfinite(limits.torque)):
         torque_fn = getattr(robot, "inverse_dynamics", None)
@@ -88,7 +90,9 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": platform.platform(),
     }
-    tf = TrajectoryFile(result.trajectory, limits, spec.margin, tuple(c.description for c in cartesian), design,
+    collision = {"collision": spec.collision} if spec.collision else {}
+    shown = tuple(c.description for c in points)  # the collision section: as written, rebuilt by the export
+    tf = TrajectoryFile(result.trajectory, limits, spec.margin, shown, {**design, **collision},
                         passive_block(model))
     return result, tf
 

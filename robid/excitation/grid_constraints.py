@@ -8,7 +8,8 @@ scaled by its limit so that rows are O(1):
   derivative bound of :meth:`FourierTrajectory.derivative_bound` and h the grid step (the linear-interpolation
   error bound; docs/excitation.md "Limits in continuous time"). All joints, orders and samples come from one
   product of the stacked basis (4, G, 2H) with X; the Jacobian is the basis row minus dM/dX h^2/8;
-* Cartesian points: n . p_i - d - (h/2) sum_j R_j M_{1,j} >= 0 (:mod:`robid.excitation.cartesian`);
+* Cartesian points: n . p_i - d - (h/2) sum_j R_j M_{1,j} >= 0 (:mod:`robid.excitation.cartesian`), and distances
+  between volumes d_i - clearance - (h/2) sum_j (R_j + R'_j) M_{1,j} >= 0 (:mod:`robid.excitation.collision`);
 * torques: (L -+ tau_i) / L >= 0 on the samples (nominal inverse dynamics).
 
 **Window screening** (what the optimiser uses). SLSQP solves a least-squares QP over every row at every
@@ -28,8 +29,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from robid.excitation.cartesian import CartesianLimit, lever_arms, point_positions_and_jacobians
+from robid.excitation.cartesian import (
+    CartesianLimit,
+    chain_frames,
+    lever_arms,
+    point_positions,
+    point_positions_and_jacobians,
+)
 from robid.excitation.channels import channel_derivatives
+from robid.excitation.collision import DistanceLimit
 from robid.excitation.constraints import QUANTITIES, JointLimitSet, TorqueFunction
 from robid.excitation.fourier import basis
 from robid.model.robot_model import RobotModel
@@ -72,7 +80,8 @@ class GridConstraints:
         self.torque_fn = torque_fn if np.any(np.isfinite(limits.torque)) else None
         if self.cartesian:
             travel = np.max(np.abs(np.where(np.isfinite(limits.position), limits.position, 0.0)), axis=1)
-            self._arms = [lever_arms(model, c, travel) for c in self.cartesian]
+            self._arms = [c.arms(model, travel) if isinstance(c, DistanceLimit) else lever_arms(model, c, travel)
+                          for c in self.cartesian]
         self._blocks = self._joint_blocks()
         self._reduced_basis: tuple[np.ndarray, np.ndarray] | None = None  # (null, basis @ null)
 
@@ -218,14 +227,24 @@ class GridConstraints:
         m1, dm1 = self._bounds(x_all, np.array([1]))
         m1, dm1 = m1[0], dm1[0]  # (dof,), (dof, 2H)
         gs, js = [], []
+        frames = chain_frames(self.model, q)  # shared by every point and distance
         for c, arms in zip(self.cartesian, self._arms, strict=True):
-            p, jac_q = point_positions_and_jacobians(self.model, q, c)
             delta = self.h / 2.0 * float(arms @ m1)
             ddelta = (self.h / 2.0) * arms[:, None] * dm1  # (dof, 2H)
+            if isinstance(c, DistanceLimit):  # a distance between volumes (robid.excitation.collision)
+                dist, grad = c.distances(self.model, q, frames)
+                gs.append(dist - c.clearance - delta)
+                if jacobian:
+                    jac = grad[:, :, None] * self.basis[0][:, None, :] - ddelta[None]
+                    js.append(jac.reshape(q.shape[0], self.dof * nx))
+                continue
+            if not jacobian:
+                p = point_positions(self.model, q, c, frames)
+                gs += [p @ n - d - delta for n, d in zip(c.normals, c.offsets, strict=True)]
+                continue
+            p, jac_q = point_positions_and_jacobians(self.model, q, c, frames)
             for n, d in zip(c.normals, c.offsets, strict=True):
                 gs.append(p @ n - d - delta)  # metres are O(1) already
-                if not jacobian:
-                    continue
                 nj = np.einsum("i,nij->nj", n, jac_q)  # (G, dof)
                 jac = nj[:, :, None] * self.basis[0][:, None, :] - ddelta[None]
                 js.append(jac.reshape(q.shape[0], self.dof * nx))

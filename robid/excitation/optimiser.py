@@ -42,6 +42,7 @@ import scipy.optimize
 
 from robid import progress
 from robid.excitation.cartesian import CartesianLimit
+from robid.excitation.centre import workspace_room
 from robid.excitation.channels import channel_derivatives
 from robid.excitation.constraints import CheckReport, JointLimitSet, TorqueFunction, check_trajectory
 from robid.excitation.criteria import (
@@ -419,8 +420,8 @@ def design_excitation(
     assert len(records) == problem.starts
     if best is None:
         names = problem.joint_names or tuple(f"q{j + 1}" for j in range(problem.dof))
-        raise FloorMissed(ev.floor.missed(ev.coefficients(closest[1]), names, problem.min_rms_velocity, len(records)),
-                          closest[0])
+        raise FloorMissed(ev.floor.missed(ev.coefficients(closest[1]), names, problem.min_rms_velocity, len(records))
+                          + workspace_room(problem), closest[0])
     x = ev.coefficients(best[1])
     h = problem.harmonics
     names = problem.joint_names or tuple(f"q{j + 1}" for j in range(problem.dof))
@@ -447,8 +448,11 @@ def centre_violations(problem: DesignProblem) -> str:
     still = FourierTrajectory(problem.period, problem.center, np.zeros((problem.dof, 1)), np.zeros((problem.dof, 1)))
     limits = problem.limits.with_margin(problem.margin)
     check = check_trajectory(still, limits, problem.cartesian, problem.model, problem.torque_fn)
+    worst: dict = {}  # one per limit and name (a capsule's two ends against a plane are one pair)
+    for item in sorted(check.violations(), key=lambda i: i.sampled_slack):
+        worst.setdefault((item.quantity, item.name), item)
     failing = [f"{item.quantity} of {item.name} (limit {_limit_text(item.limit)}, at rest {item.value:.4g})"
-               for item in check.violations()]
+               for item in worst.values()]
     what = ", ".join(failing) if failing else "a limit row at rest"
     return (f"the centre pose itself violates {what} (within the limits narrowed by margin {problem.margin:g}): "
             "move center, or relax that limit")

@@ -50,6 +50,8 @@ class DesignSpec:
     source: str = "spec"
     raw: dict = field(default_factory=dict)
     min_rms_velocity: float = DEFAULT_MIN_RMS_VELOCITY
+    #: the collision section as written (robid.excitation.collision; empty: none)
+    collision: dict = field(default_factory=dict)
 
 
 def read_design_spec(path: str | Path) -> DesignSpec:
@@ -115,6 +117,7 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
         raise RobidInputError(f"{where}: cartesian: expected a list of points")
     for i, c in enumerate(cart):
         _check_cartesian(c, f"{where}: cartesian[{i}]")
+    collision = _collision_section(data.get("collision"), f"{where}: collision")
     return DesignSpec(
         harmonics,
         period,
@@ -133,7 +136,30 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
         where,
         dict(data),
         float(floor),
+        collision,
     )
+
+
+def _collision_section(data: Any, where: str) -> dict:
+    """The collision section, its keys checked (the values: robid.excitation.collision, against the robot)."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise RobidInputError(f"{where}: expected a mapping (clearance, tool, links, obstacles, self_collision)")
+    check_keys(data, schema.COLLISION.keys(), where)
+    capsule = schema.CAPSULE.keys()
+    if isinstance(data.get("tool"), dict):
+        check_keys(data["tool"], capsule, f"{where}.tool")
+    for key, keys in (("links", capsule), ("obstacles", schema.OBSTACLE.keys())):
+        items = data.get(key) or []
+        if not isinstance(items, list):
+            raise RobidInputError(f"{where}.{key}: expected a list")
+        for k, item in enumerate(items):
+            if isinstance(item, dict):
+                check_keys(item, keys, f"{where}.{key}[{k}]")
+    if not isinstance(data.get("self_collision", False), bool):
+        raise RobidInputError(f"{where}.self_collision: expected true or false")
+    return dict(data)
 
 
 def _limits(data: Any, where: str) -> dict[str, Any]:

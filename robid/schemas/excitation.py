@@ -43,6 +43,36 @@ CARTESIAN = mapping(
     Field("planes", "list", "Half spaces.", items=PLANE, frame="base frame"),
 )
 
+_CAPSULE_FIELDS = (
+    Field("name", "string", "Label in messages.", default=Says("tool, or <joint>-link")),
+    Field("body", "string|integer", "Joint name, or 1-based joint index, whose body carries it.", required=True),
+    vector3("from", "One end of the segment.", "m", frame="body frame of body", default=[0.0, 0.0, 0.0]),
+    vector3("to", "The other end.", "m", frame="body frame of body", default=Says("from")),
+    quantity("radius", "Radius, > 0.", "m", required=True),
+)
+CAPSULE = mapping("", "A capsule fixed in a body: the points within radius of the segment from-to (from = to: a "
+                  "sphere).", *_CAPSULE_FIELDS)
+
+OBSTACLE = mapping(
+    "", "A workspace obstacle: a plane to stay above, or an axis-aligned box to stay out of (one of them).",
+    Field("name", "string", "Label in messages.", default=Says("obstacle<k>")),
+    mapping("plane", "Stay in n . p >= offset.", vector3("normal", "n, not zero.", "1", frame="base frame",
+                                                         required=True),
+            quantity("offset", "d.", "m", required=True)),
+    mapping("box", "Keep out of [min, max].", vector3("min", "Lower corner.", "m", frame="base frame", required=True),
+            vector3("max", "Upper corner.", "m", frame="base frame", required=True)),
+)
+
+COLLISION = mapping(
+    "collision", "Collision-aware design (docs/excitation.md, 'Collisions'): volumes kept apart in continuous time.",
+    quantity("clearance", "Distance kept between any two volumes, >= 0.", "m", default=0.02),
+    mapping("tool", "The tool volume, a capsule on a body.", *_CAPSULE_FIELDS),
+    Field("links", "list", "The robot's own volumes (for self-collision and obstacles).", items=CAPSULE),
+    Field("obstacles", "list", "Workspace obstacles.", items=OBSTACLE),
+    Field("self_collision", "boolean", "Keep the tool and link capsules two or more joints apart from each other.",
+          default=False),
+)
+
 SPEC = mapping(
     "", "An excitation design SPEC.",
     Field("description", "string", "Free text, ignored."),
@@ -72,6 +102,7 @@ SPEC = mapping(
     Field("grid_points", "integer", "Criterion and constraint grid over one period.", minimum=8, default=250),
     Field("max_iterations", "integer", "SLSQP iterations per start.", minimum=1, default=150),
     Field("cartesian", "list", "Cartesian limits on points of the bodies.", items=CARTESIAN, default=[]),
+    COLLISION,
 )
 
 SCHEMA = FileSchema("excitation", "robid excitation design SPEC", SPEC, "docs/excitation-spec.md",

@@ -84,7 +84,8 @@ def export_program(tf: TrajectoryFile, fmt: str, out: str | Path, options: Progr
         except ValueError as exc:
             raise RobidInputError(f"{out}: {exc}") from None
         motion = PARSERS[fmt](texts)
-        check = check_motion(motion, tf.limits, tf, tf.trajectory.joint_names, reference)
+        check = check_motion(motion, tf.limits, tf, tf.trajectory.joint_names, reference,
+                             options.workspace_model)
         if options.speed_scale != 1.0:  # the executed motion at most scale (scale^2) of the design's speeds
             extra = scale_items(motion, design, options.speed_scale, tf.trajectory.joint_names)
             check = dataclasses.replace(check, items=check.items + extra)

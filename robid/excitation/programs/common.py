@@ -93,6 +93,9 @@ class ProgramOptions:
     commanded: CommandedPath | None = None
     #: run the design at this fraction of its speed (robid.excitation.programs.speed; 0.1 for a first run)
     speed_scale: float = 1.0
+    #: the robot model for the Cartesian and collision limits of the parse-back (None: the design's robot,
+    #: loaded by name; robid.excitation.programs.workspace)
+    workspace_model: object | None = None
 
 
 @dataclass(frozen=True)

@@ -44,10 +44,13 @@ from robid.excitation.programs.common import (
     smoothstep9,
     timeline_positions,
 )
+from robid.excitation.programs.workspace import workspace_items
 from robid.excitation.trajectory_file import TrajectoryFile
 
 #: the executed motion may deviate from the design by this fraction of the largest joint excursion bound
 DEVIATION_FRACTION = 0.01
+#: the quantities whose value is a smallest distance, at least its limit (robid.excitation.programs.workspace)
+WORKSPACE = ("cartesian", "collision")
 SUFFIXES = {"csv": (".csv",), "krl": (".src", ".dat"), "rapid": (".mod",), "urscript": (".script",)}
 
 
@@ -109,7 +112,8 @@ class ProgramCheck:
             head += f"; deviation exceeds {self.deviation_tolerance:.3g} rad (1 % of the largest joint excursion)"
         if not bad and self.deviation_ok:
             return head + ": all limits satisfied"
-        txt = ", ".join(f"{b.quantity} {b.joint} {_v(b.value)} > {_v(b.limit)}" for b in bad[:6])
+        txt = ", ".join(f"{b.quantity} {b.joint} {_v(b.value)} {'<' if b.quantity in WORKSPACE else '>'} "
+                        f"{_v(b.limit)}" for b in bad[:6])
         return head + f": {len(bad)} limit(s) violated: {txt}"
 
 
@@ -348,9 +352,11 @@ def check_motion(
     tf: TrajectoryFile | None = None,
     names: tuple[str, ...] = (),
     reference: Callable[[ExecutedMotion], np.ndarray] | None = None,
+    model=None,
 ) -> ProgramCheck:
     """Limits of the executed ``motion`` and its deviation from the design of ``tf`` or, when given, from
-    ``reference(motion)``: the positions the program is meant to command at ``motion.design_time``."""
+    ``reference(motion)``: the positions the program is meant to command at ``motion.design_time``. The
+    design's Cartesian and collision limits are checked with ``model`` (None: the robot the design names)."""
     dof = motion.q.shape[1]
     names = names or tuple(f"q{j + 1}" for j in range(dof))
     items: list[ProgramLimit] = []
@@ -383,12 +389,20 @@ def check_motion(
         else:
             design = timeline_positions(traj, motion.design_time, motion.periods, motion.lead)
         deviation = float(np.max(np.abs(design - motion.q)))
+        items += workspace_items(motion.q if reference is None else _link_path(traj, motion), tf, model)
     jump = 0.0
     if motion.start is not None:
         jump = float(np.max(np.abs(motion.start - motion.q[0])))
     return ProgramCheck(
         motion.fmt, motion.interpolation, motion.sample_time, tuple(items), deviation, jump, len(motion.t), tolerance
     )
+
+
+def _link_path(traj, motion: ExecutedMotion) -> np.ndarray:
+    """The links' positions of a program commanding another path (the motor side): the design's, on its timeline."""
+    if motion.fmt == "csv":
+        return traj.derivative(motion.design_time, 0)
+    return timeline_positions(traj, motion.design_time, motion.periods, motion.lead)
 
 
 def passive_program_limits(motion: ExecutedMotion, passive: dict) -> list[ProgramLimit]:
@@ -419,7 +433,7 @@ def passive_program_limits(motion: ExecutedMotion, passive: dict) -> list[Progra
 
 
 def verify_program(
-    path: str | Path, tf: TrajectoryFile, fmt: str, commanded: CommandedPath | None = None
+    path: str | Path, tf: TrajectoryFile, fmt: str, commanded: CommandedPath | None = None, model=None
 ) -> ProgramCheck:
     """Parse the program at ``path`` and check it against the trajectory file's hard limits; a program written
     with a commanded path (``robid export --motor-side``) needs that path to compare with."""
@@ -430,4 +444,4 @@ def verify_program(
     if label is None and commanded is not None:
         raise ValueError(f"{path}: the program commands the design itself, not a {commanded.label} path")
     reference = None if commanded is None else commanded_reference(commanded)
-    return check_motion(PARSERS[fmt](texts), tf.limits, tf, tf.trajectory.joint_names, reference)
+    return check_motion(PARSERS[fmt](texts), tf.limits, tf, tf.trajectory.joint_names, reference, model)

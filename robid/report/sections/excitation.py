@@ -1,5 +1,6 @@
-"""Excitation: the designed trajectory over one period, its spectrum, the design criterion and how much of
-each joint limit it uses. Without a trajectory file: the limit usage of the measured (processed) motion."""
+"""Excitation: the designed trajectory over one period, its spectrum, a strip of poses and the swept
+extent (excitation_preview.py), the design criterion and how much of each joint limit it uses. Without a
+trajectory file: the limit usage of the measured (processed) motion."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from robid.report._compute import (
     usage_of_extremes,
 )
 from robid.report.section import Section, num
+from robid.report.sections.excitation_preview import preview
 
 SAMPLES_PER_PERIOD = 2048
 
@@ -190,7 +192,9 @@ could be read: nothing to show about the excitation.</p>
                 torque_shown = True
             figures = _trajectory_figures(data, t, q, qd, qdd)
             figures.append(_spectrum_figure(data, traj))
-            design = _design_rows(tf, data.trajectory_source or "")
+            poses, extent = preview(data, tf)
+            figures += poses
+            design = _design_rows(tf, data.trajectory_source or "") + extent
             caption = (
                 f"Sampled on {SAMPLES_PER_PERIOD} points per period against the hard limits stored in the trajectory"
                 " file."
