@@ -1,13 +1,14 @@
 """Held friction on robid's runs: the prediction of a run with its joints held still at rest, the held-friction
 fit and selection per joint on the identification runs (validated on the held-out runs), and its record.
 
-A joint held still (robid.identification.friction_fit.held_still_rows) is evaluated at rest: its velocity, its
-Coulomb sign and so its velocity friction (viscous, Coulomb, Stribeck, sigmoid, ripple) are zero there, and the
-held torque of robid.estimation.held_friction (none, constant or decaying, per joint) takes their place:
+A joint held still (robid.identification.friction_fit.held_still_rows) carries no Coulomb torque: its Coulomb
+column and sign are zero there, so is the velocity of its nonlinear friction (Stribeck, sigmoid, ripple add
+nothing), and the held torque of robid.estimation.held_friction (none, constant or decaying, per joint) takes their
+place; the viscous term stays (a joint "held" below 0.01 rad/s may still be creeping into its rest):
 
-    tau_J = W_J(q, qd_rest, qdd) beta + phi_J(q, 0, 0) + tau_held,J(d, t - t0)      on J's held rows
+    tau_J = W_J^0(q, qd, qdd) beta + phi_J(q, 0, 0) + tau_held,J(d, t - t0)      on J's held rows
 
-with qd_rest the processed velocity with the held joints' set to 0 (docs/estimation.md "Held friction"). The fit
+with W^0 the base regressor with joint J's Coulomb column zero on those rows (docs/estimation.md "Held friction"). The fit
 uses the residual of that prediction without tau_held on every held row whose last motion is known (a record
 that starts at rest has no history: its first hold is predicted without held torque).
 """
@@ -53,10 +54,14 @@ def rest_grid(model, robot, processed, coulomb: str = "noise", rows=None) -> tup
     held = held_still_rows(processed, coulomb)
     q, v, s = grid_signals(processed, coulomb)
     rows = np.ones(q.shape[0], dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
-    qd = np.where(held, 0.0, np.asarray(processed.qd, dtype=float))
     v_rest, s_rest = np.where(held, 0.0, v), np.where(held, 0.0, s)
     evaluate, notes = regressor_function(robot, processed, coulomb)
-    W = evaluate(q[rows], qd[rows], np.asarray(processed.qdd, dtype=float)[rows], v_rest[rows])
+    W = evaluate(q[rows], np.asarray(processed.qd, dtype=float)[rows], np.asarray(processed.qdd, dtype=float)[rows],
+                 v[rows])
+    names = list(model.names)
+    for j, name in enumerate(robot.joint_names):  # no Coulomb torque on a joint held still: the held one instead
+        if f"fc_{name}" in names:
+            W[held[rows, j], :, names.index(f"fc_{name}")] = 0.0
     grid = model.grid_torque(robot, W, q[rows], v_rest[rows], s_rest[rows])
     grid = grid + held_torques(model.held, processed.t, v, held)[rows]
     return grid, held, notes
@@ -104,10 +109,11 @@ def fit_held_friction(work, candidates: Sequence[str] = HELD_MODELS) -> HeldFric
         valid = HoldRows.stacked([r[j] for r in per_valid]) if per_valid else None
         chosen, fits, criterion = select_held(rows, valid, candidates)
         criteria.add(criterion if rows.residual.size else "bic")
-        fc = base.get(f"fc_{name}", 0.0)
+        fc = float(base.get(f"fc_{name}", 0.0))
         joints.append(HeldFrictionJoint(name, chosen.model, chosen.amplitude, chosen.amplitude_std,
                                         chosen.time_constant, chosen.time_constant_std,
-                                        chosen.amplitude / fc if fc else None, rows.holds, rows.residual.size))
+                                        float(chosen.amplitude / fc) if fc else None, rows.holds,
+                                        int(rows.residual.size)))
         rows_out += [HeldFrictionCandidate(name, f.model, f.parameters, _rms(f), f.bic, f.validation_rms,
                                            f is chosen) for f in fits]
     criterion = "validation" if criteria == {"validation"} else ("bic" if criteria == {"bic"} else "mixed")
