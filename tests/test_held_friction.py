@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import robid
-from robid.estimation.held_friction import HoldRows, fit_held, hold_features, held_torque, select_held
+from robid.estimation.held_friction import HoldRows, fit_held, held_torque, hold_features, select_held
 from robid.identification import run_identification
 from robid.identification.held_friction import fit_held_friction
 from robid.identification.predict import MARK_USED, predict_file

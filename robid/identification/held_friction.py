@@ -8,8 +8,8 @@ place; the viscous term stays (a joint "held" below 0.01 rad/s may still be cree
 
     tau_J = W_J^0(q, qd, qdd) beta + phi_J(q, 0, 0) + tau_held,J(d, t - t0)      on J's held rows
 
-with W^0 the base regressor with joint J's Coulomb column zero on those rows (docs/estimation.md "Held friction"). The fit
-uses the residual of that prediction without tau_held on every held row whose last motion is known (a record
+with W^0 the base regressor with joint J's Coulomb column zero on those rows (docs/estimation.md "Held friction").
+The fit uses the residual of that prediction without tau_held on every held row whose last motion is known (a record
 that starts at rest has no history: its first hold is predicted without held torque).
 """
 
