@@ -149,3 +149,14 @@ def test_predict_with_held_friction_is_within_1_5x_of_an_ideal_fit_on_every_join
     assert np.all(rest <= 1.5 * rest_ideal), (rest, rest_ideal)
     # the peer (no held friction: a smooth Coulomb term at rest) is worse at rest on every joint
     assert np.all(rest < rest_none), (rest, rest_none)
+
+
+def test_exports_say_which_held_friction_they_leave_out(held_case, tmp_path):
+    from robid.cli import main
+
+    _, result, _ = held_case
+    write_result(tmp_path / "r.json", result.record)
+    assert main(["export-model", str(tmp_path / "r.json"), "--format", "python", "--out", str(tmp_path / "m.py"),
+                 "--base", "tx200_3axis"]) == 0
+    text = (tmp_path / "m.py").read_text()
+    assert "Held friction at standstill (not in this model" in text and "J1 decay (h " in text
