@@ -160,3 +160,17 @@ def test_exports_say_which_held_friction_they_leave_out(held_case, tmp_path):
                  "--base", "tx200_3axis"]) == 0
     text = (tmp_path / "m.py").read_text()
     assert "Held friction at standstill (not in this model" in text and "J1 decay (h " in text
+
+
+def test_a_record_with_a_bad_held_friction_is_refused(held_case, tmp_path):
+    import json
+
+    from robid.errors import RobidInputError
+
+    _, result, _ = held_case
+    write_result(tmp_path / "r.json", result.record)
+    data = json.loads((tmp_path / "r.json").read_text())
+    data["held_friction"]["joints"][0]["time_constant"] = None
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(RobidInputError, match=r"held_friction.joints\[0\].time_constant"):
+        read_result(tmp_path / "bad.json")
