@@ -174,3 +174,27 @@ def test_a_record_with_a_bad_held_friction_is_refused(held_case, tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(data))
     with pytest.raises(RobidInputError, match=r"held_friction.joints\[0\].time_constant"):
         read_result(tmp_path / "bad.json")
+
+
+def test_the_runs_torque_figures_predict_the_holds(held_case):
+    """The record's run series (the report's torque figures) hold the prediction at rest on the held rows; the fit
+    metrics stay on the rows the data selection kept."""
+    from robid.identification.friction_fit import held_still_rows
+    from robid.identification.run_records import predict_dataset
+
+    from robid.identification.held_friction import rest_grid
+
+    robot, result, _ = held_case
+    d = result.datasets[0]
+    held = held_still_rows(d.processed)
+    with_held = predict_dataset(robot, d, result.model).mean
+    without = predict_dataset(robot, d, dataclasses.replace(result.model, held=None)).mean
+    at_rest_only, _, _ = rest_grid(dataclasses.replace(result.model, held=None), robot, d.processed)
+    tau = np.asarray(d.processed.tau, dtype=float)
+    for j in range(robot.dof):
+        rows = held[:, j]
+        assert np.all(without[rows, j] == 0.0)  # before: nothing predicted at rest (the data selection's rows)
+        rms = [np.sqrt(np.mean((tau[rows, j] - p[rows, j]) ** 2)) for p in (with_held, at_rest_only)]
+        assert rms[0] < rms[1], (j, rms)  # the held friction explains part of the torque at rest
+    keep = np.asarray(d.processed.keep, dtype=bool)
+    np.testing.assert_array_equal(with_held[keep], without[keep])
