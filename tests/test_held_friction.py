@@ -180,9 +180,8 @@ def test_the_runs_torque_figures_predict_the_holds(held_case):
     """The record's run series (the report's torque figures) hold the prediction at rest on the held rows; the fit
     metrics stay on the rows the data selection kept."""
     from robid.identification.friction_fit import held_still_rows
-    from robid.identification.run_records import predict_dataset
-
     from robid.identification.held_friction import rest_grid
+    from robid.identification.run_records import predict_dataset
 
     robot, result, _ = held_case
     d = result.datasets[0]
