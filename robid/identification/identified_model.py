@@ -77,8 +77,8 @@ class IdentifiedModel:
     covariance: np.ndarray
     friction: AdoptedFriction | None = None
     coulomb: str = "noise"
-    #: the standstill model (robid.record.HeldFriction, robid.identification.held_friction): what a joint held
-    #: still carries in place of its velocity friction; None: the velocity friction everywhere
+    #: the standstill model (robid.record.held_friction.HeldFriction, robid.identification.held_friction): what a
+    #: joint held still carries in place of its velocity friction; None: the velocity friction everywhere
     held: HeldFriction | None = None
 
     @classmethod

@@ -133,7 +133,7 @@ class Solution:
     friction: object
     #: what identification chose where the caller left it open (robid.identification.choices), one line each
     choices: tuple[str, ...]
-    #: the held friction per joint (robid.identification.held_friction, robid.record.HeldFriction), or None
+    #: the held friction per joint (robid.identification.held_friction, robid.record.held_friction), or None
     held_friction: object
 
     @property
