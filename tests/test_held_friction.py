@@ -197,3 +197,11 @@ def test_the_runs_torque_figures_predict_the_holds(held_case):
         assert rms[0] < rms[1], (j, rms)  # the held friction explains part of the torque at rest
     keep = np.asarray(d.processed.keep, dtype=bool)
     np.testing.assert_array_equal(with_held[keep], without[keep])
+
+
+def test_without_identification_holds_held_out_holds_choose_nothing():
+    """A joint never held still after a motion in the identification runs (KR300 campaign, measured): only the
+    simplest candidate is fitted, whatever the held-out holds show."""
+    empty = HoldRows(np.zeros(0), np.zeros(0), np.zeros(0), 0)
+    chosen, fits, _ = select_held(empty, _rows(2.0, 0.5, 0.1, 1))
+    assert chosen.model == "none" and [f.model for f in fits] == ["none"]

@@ -112,6 +112,8 @@ def held_torque(model: str, amplitude: float, time_constant: float | None, direc
     if model == "constant":
         return amplitude * d
     if model == "decay":
+        if time_constant is None:  # not fitted (no rows): no held torque
+            return np.zeros_like(d)
         return amplitude * d * np.exp(-np.asarray(elapsed, dtype=float) / time_constant)
     raise ValueError(f"held friction model: expected one of {', '.join(HELD_MODELS)}, got {model!r}")
 
@@ -183,6 +185,8 @@ def select_held(rows: HoldRows, validation: HoldRows | None = None,
     """(chosen fit, every candidate's fit, criterion) on one joint: by the held-out RMS when ``validation`` has
     rows, else by BIC (module docstring); candidates in order of parameter count."""
     order = sorted(candidates, key=PARAMETER_COUNT.__getitem__)
+    # a candidate with no more rows than parameters is not fitted and never chosen (no held torque)
+    order = [m for m in order if m == order[0] or rows.residual.size > PARAMETER_COUNT[m]]
     fits = [fit_held(rows, m) for m in order]
     if validation is not None and validation.residual.size:
         fits = [HeldFit(**{**f.__dict__, "validation_rms": validation_rms(f, validation)}) for f in fits]
