@@ -99,7 +99,8 @@ def _at_rest(robot, dataset: DataSet, model, mean: np.ndarray) -> np.ndarray:
     from robid.identification.friction_fit import held_still_rows
     from robid.identification.held_friction import rest_grid
 
-    held = held_still_rows(dataset.processed, model.coulomb)
+    # only rows the data selection left out: the fit metrics and bands of the kept rows stay the identified model's
+    held = held_still_rows(dataset.processed, model.coulomb) & ~np.asarray(dataset.processed.keep, dtype=bool)
     rows = held.any(axis=1)
     if not rows.any() or held.shape != mean.shape:
         return mean
