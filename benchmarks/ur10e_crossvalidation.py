@@ -93,18 +93,22 @@ EXPECTED_WORSE = {
         "runs q1 is 12.2 % (measured 2026-11-28), so the 0.4 points are the guard's choice on the identification "
         "runs, not the prediction of this one",
     ),
-    ("ur-20_01_22-joint_1", 5): (
-        10.0,
-        "joint 5 stands still while joint 1 moves: both sides predict about 0 N m (rms 0.07 and 0.06) against a "
-        "measured 1.7 N m rms that neither model explains (friction held at rest, current offset); RRE ~100 % on "
-        "both sides; robid's parameters give the same 104 % with the authors' processing: the parameters, not "
-        "the processing",
-    ),
-    ("ur-20_01_22-joint_1", 6): (
-        15.0,
-        "joint 6 stands still while joint 1 moves: measured 0.6 N m rms, both sides predict about 0 (rms 0.06 and "
-        "0.01 N m); RRE ~100 % on both sides, robid's the same with the authors' processing (109 %)",
-    ),
+    # joint_1 q5 and q6 (joints standing still while joint 1 moves) needed 10 and 15 points before the held
+    # friction of issue 32 (104.0 / 108.7 % against 100.6 / 98.4 %); now 100.2 / 96.1 %, at or below the authors'
+}
+#: Static poses (records that begin and stay at rest: the move into the pose is not recorded, so the sign of the
+#: torque its friction holds is unknown and robid predicts none): (pose, joint 1-based) -> (allowed excess of robid's
+#: |mean torque error| over the authors', N m; why). Measured 2026-11-29 (docs/validation.md "Static poses").
+_UNKNOWN_HOLD = ("the pose's record starts at rest, so the torque held by the friction of the unrecorded move into "
+                 "it has an unknown sign; robid's error is within the held torque identified on the excitation "
+                 "runs' end rests (J3 1.54, J4 1.60, J5 1.48 N m), the authors' smaller error is their gravity "
+                 "parameters' offset at this pose, not a prediction of the held torque")
+STATIC_EXPECTED_WORSE = {
+    ("ur-20_01_17-p1", 3): (1.0, "robid +1.60 N m, the authors +1.07: " + _UNKNOWN_HOLD),
+    ("ur-20_01_17-p2", 3): (1.0, "robid +1.78 N m, the authors +1.03: " + _UNKNOWN_HOLD),
+    ("ur-20_01_17-p2", 4): (0.3, "robid +0.59 N m, the authors +0.41: " + _UNKNOWN_HOLD),
+    ("ur-20_01_17-p4", 5): (0.2, "robid +0.71 N m, the authors +0.65: " + _UNKNOWN_HOLD),
+    ("ur-20_01_17-p5", 5): (0.2, "robid -0.08 N m, the authors +0.00: " + _UNKNOWN_HOLD),
 }
 #: Low-pass cut-off (Hz) of robid's prediction where its automatic one is refused: the authors' 0.15 of Nyquist.
 FALLBACK_CUTOFF = 7.5
@@ -130,6 +134,9 @@ class RunScore:
     authors: tuple[float, ...]
     samples: int
     processing: str  # how robid processed it for identification (identification runs), else "prediction"
+    #: mean torque error (measured minus predicted, N m) per joint over the same samples: robid's, the authors'
+    mean_error: tuple[float, ...] = ()
+    mean_error_authors: tuple[float, ...] = ()
 
 
 # ---- the authors' side -------------------------------------------------------------------------------------
@@ -264,8 +271,9 @@ def crossvalidate(folder: Path, processing: str = "auto", method: str = "wls") -
         ours, note = _predict(robot, record, path, policy)
         theirs = authors_prediction(urdf, params, rotor, m)
         used = np.all(np.isfinite(ours), axis=1)
+        mean_ours, mean_theirs = (tuple(np.mean(m.tau[used] - x[used], axis=0)) for x in (ours, theirs))
         scores.append(RunScore(name, group, tuple(rre(m.tau[used], ours[used])), tuple(rre(m.tau[used], theirs[used])),
-                               int(used.sum()), how.get(name, note)))
+                               int(used.sum()), how.get(name, note), mean_ours, mean_theirs))
     return scores
 
 
@@ -292,6 +300,35 @@ def worse_than_authors(scores: list[RunScore]) -> list[tuple[str, int, float, fl
     return out
 
 
+def static_worse_than_authors(scores: list[RunScore]) -> list[tuple[str, int, float, float]]:
+    """(pose, joint 1-based, robid's, the authors' mean torque error) wherever robid's |mean error| over a static
+    pose is above the authors' on J2-J5 (the joints whose torque at rest is mostly gravity)."""
+    out = []
+    for s in scores:
+        if s.group == "static pose":
+            out += [(s.name, j + 1, s.mean_error[j], s.mean_error_authors[j]) for j in range(1, 5)
+                    if abs(s.mean_error[j]) > abs(s.mean_error_authors[j])]
+    return out
+
+
+def static_markdown(scores: list[RunScore]) -> list[str]:
+    """The static poses' mean torque error per joint, robid next to the authors (docs/validation.md)."""
+    lines = ["| pose | samples | robid mean error J1..J6 [N m] | authors' mean error J1..J6 [N m] |",
+             "|---|---|---|---|"]
+    for s in scores:
+        if s.group == "static pose":
+            lines.append(f"| {s.name.removeprefix('ur-')} | {s.samples} | "
+                         f"{' / '.join(f'{v:+.2f}' for v in s.mean_error)} | "
+                         f"{' / '.join(f'{v:+.2f}' for v in s.mean_error_authors)} |")
+    worse = static_worse_than_authors(scores)
+    lines += ["", f"Static poses, J2-J5: robid's |mean error| above the authors' on {len(worse)} of "
+              f"{4 * sum(s.group == 'static pose' for s in scores)}."]
+    for name, joint, ours, theirs in worse:
+        why = STATIC_EXPECTED_WORSE.get((name, joint), (None, "not expected: see docs/validation.md"))[1]
+        lines.append(f"* {name.removeprefix('ur-')} J{joint}: {ours:+.2f} N m against {theirs:+.2f} N m: {why}.")
+    return lines
+
+
 def markdown(scores: list[RunScore], check: np.ndarray, seconds: float, processing: str) -> str:
     """The table of docs/validation.md."""
     def cells(values):
@@ -314,7 +351,7 @@ def markdown(scores: list[RunScore], check: np.ndarray, seconds: float, processi
     for name, joint, ours, theirs in worse:
         why = EXPECTED_WORSE.get((name, joint), (None, "not expected: see docs/validation.md"))[1]
         lines.append(f"* {name.removeprefix('ur-')} q{joint}: {ours:.1f} % against {theirs:.1f} %: {why}.")
-    return "\n".join(lines)
+    return "\n".join(lines + [""] + static_markdown(scores))
 
 
 def main(argv: list[str] | None = None) -> int:

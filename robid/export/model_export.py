@@ -72,6 +72,16 @@ def _friction_line(record: IdentificationRecord) -> str:
             "the other joints.")
 
 
+def _held_lines(record: IdentificationRecord) -> list[str]:
+    """The held (standstill) friction the record identified, which the exported model does not evaluate: it needs
+    the motion's history (docs/estimation.md "Held friction")."""
+    held = getattr(record, "held_friction", None)
+    if held is None or all(j.model == "none" for j in held.joints):
+        return []
+    return [f"Held friction at standstill (not in this model: it depends on the last motion; tau_held = h d "
+            f"exp(-t / T) while a joint is held still, d the last motion's direction): {held.line()}."]
+
+
 def header_lines(record: IdentificationRecord, standard: ExportedStandardSet, source: str) -> list[str]:
     """What was identified, when (the result file) and how well; what the export had to choose."""
     from robid import __version__
@@ -87,6 +97,7 @@ def header_lines(record: IdentificationRecord, standard: ExportedStandardSet, so
            if record.validation_data else ""),
         *_fit_lines(record),
         _friction_line(record),
+        *_held_lines(record),
     ]
     if standard.identified_consistent:
         lines.append(

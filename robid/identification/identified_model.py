@@ -33,6 +33,7 @@ from robid.estimation.nonlinear_friction import (
     FrictionSignals,
     friction_regressor,
 )
+from robid.record.held_friction import HeldFriction
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,6 +77,9 @@ class IdentifiedModel:
     covariance: np.ndarray
     friction: AdoptedFriction | None = None
     coulomb: str = "noise"
+    #: the standstill model (robid.record.held_friction.HeldFriction, robid.identification.held_friction): what a
+    #: joint held still carries in place of its velocity friction; None: the velocity friction everywhere
+    held: HeldFriction | None = None
 
     @classmethod
     def of_record(cls, record) -> IdentifiedModel:
@@ -84,7 +88,8 @@ class IdentifiedModel:
         friction = None
         if fm is not None and fm.adopted:
             friction = _adopted(fm, record.joints)
-        return cls(record.names, record.values, record.covariance_matrix, friction, record.processing.coulomb)
+        return cls(record.names, record.values, record.covariance_matrix, friction, record.processing.coulomb,
+                   record.held_friction)
 
     @property
     def is_linear(self) -> bool:
@@ -92,9 +97,9 @@ class IdentifiedModel:
 
     def describe(self, joint_names) -> str:
         """One line: the friction models the model evaluates."""
-        if self.friction is None:
-            return "friction: linear (viscous, Coulomb, offset) on every joint"
-        return "friction: " + self.friction.labels(joint_names)
+        line = ("friction: linear (viscous, Coulomb, offset) on every joint" if self.friction is None
+                else "friction: " + self.friction.labels(joint_names))
+        return line if self.held is None else f"{line}; held still: {self.held.line()}"
 
     # -- evaluation --------------------------------------------------------------------------------------------
     def dataset_torque(self, robot, dataset) -> tuple[np.ndarray, np.ndarray]:
@@ -177,12 +182,12 @@ class IdentifiedModel:
     def _with(self, names, values) -> IdentifiedModel:
         """This model with the parameters ``names`` set to ``values`` (the base values or the friction fit's)."""
         if self.friction is None:
-            return IdentifiedModel(self.names, values, self.covariance, None, self.coulomb)
+            return IdentifiedModel(self.names, values, self.covariance, None, self.coulomb, self.held)
         table = dict(zip(names, values, strict=True))
         base = np.array([table.get(n, 0.0) for n in self.names])
         friction = AdoptedFriction(self.friction.names, values, self.friction.nonlinear, self.friction.requests,
                                    self.friction.covariance)
-        return IdentifiedModel(self.names, base, self.covariance, friction, self.coulomb)
+        return IdentifiedModel(self.names, base, self.covariance, friction, self.coulomb, self.held)
 
 
 #: prefixes of a joint's friction parameters (linear, Stribeck, sigmoid, ripple)

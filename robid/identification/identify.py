@@ -98,6 +98,8 @@ class IdentificationOptions:
     #: layout allows it and the problem is small enough (robid.identification.defaults.friction_candidates). With
     #: the wls estimator a nonlinear model chosen on some joint becomes the record's model (adopted).
     friction_models: tuple | str = FRICTION_MODELS_AUTO
+    #: fit the held (standstill) friction per joint on the runs' holds (robid.identification.held_friction)
+    held_friction: bool = True
     #: methods idim-iv and didim: the trajectory of every run and the controller's feed-forward
     #: (robid.identification.closed_loop_estimation.ClosedLoopOptions)
     closed_loop: object = None
@@ -131,6 +133,8 @@ class Solution:
     friction: object
     #: what identification chose where the caller left it open (robid.identification.choices), one line each
     choices: tuple[str, ...]
+    #: the held friction per joint (robid.identification.held_friction, robid.record.held_friction), or None
+    held_friction: object
 
     @property
     def base(self):
@@ -143,7 +147,8 @@ class Solution:
 
         friction = None if self.friction is None else AdoptedFriction.of_result(self.friction)
         return IdentifiedModel(tuple(self.base.names), np.asarray(self.values, dtype=float),
-                               np.asarray(self.estimate.covariance, dtype=float), friction, self.options.coulomb)
+                               np.asarray(self.estimate.covariance, dtype=float), friction, self.options.coulomb,
+                               self.held_friction)
 
 
 @dataclass(frozen=True, eq=False)
@@ -189,10 +194,24 @@ def run_identification(
             work = _solve(robot, files, o, validation_files, notes, files_bar, choices)
         flipped = torque_sign_warnings(robot, work.datasets, base.names, work.values, work.estimate.std)
         work = dataclasses.replace(work, notes=work.notes + tuple(flipped)) if flipped else work
+        work = _with_held_friction(work)
         with progress.stage("identification: the record (fit, bands, spectra of every run)", _log, logging.DEBUG):
             record = identification_record(work)
     fields = {f.name: getattr(work, f.name) for f in dataclasses.fields(Solution)}
     return Identification(**fields, record=record)
+
+
+def _with_held_friction(work: Solution) -> Solution:
+    """``work`` with its held friction fitted and said (robid.identification.held_friction) when asked."""
+    if not work.options.held_friction:
+        return work
+    from robid.identification.held_friction import fit_held_friction
+
+    held = fit_held_friction(work)
+    if held is None:
+        return work
+    line = f"held friction (chosen by {held.criterion}): {held.line()}"
+    return dataclasses.replace(work, held_friction=held, choices=work.choices + (line,))
 
 
 def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, notes: list[str],
@@ -263,6 +282,7 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
         estimator_comparison=_estimator_comparison(robot, sets, vsets, o, (o.method, values)),
         friction=friction.final if adopted else None,
         choices=tuple(choices),
+        held_friction=None,
     )
 
 

@@ -143,9 +143,14 @@ def predict_file(
         from robid.identification.identified_model import IdentifiedModel
 
         model = IdentifiedModel.of_record(record)
-        W, notes = regressor_of(robot, processed, record.processing.coulomb)
-        grid = model.grid_torque(robot, W, *grid_signals(processed, record.processing.coulomb))
-        if not model.is_linear:
+        if model.held is None:
+            W, notes = regressor_of(robot, processed, record.processing.coulomb)
+            grid = model.grid_torque(robot, W, *grid_signals(processed, record.processing.coulomb))
+        else:  # joints held still at rest, with the held friction (robid.identification.held_friction)
+            from robid.identification.held_friction import rest_grid
+
+            grid, _, notes = rest_grid(model, robot, processed, record.processing.coulomb)
+        if not model.is_linear or model.held is not None:
             notes.append(model.describe(robot.joint_names))
     if processed.thetadd is not None and robot.model.is_elastic and not robot.motor_joints:
         grid = grid + rotor_correction(robot, processed)

@@ -175,6 +175,7 @@ def identification_record(work) -> IdentificationRecord:
         physical_consistency=_physical(est, work.physical),
         consistent_estimate=_consistent(work.consistent),
         friction_models=work.friction_models,
+        held_friction=work.held_friction,
         estimator_comparison=work.estimator_comparison,
         choices=tuple(work.choices),
     )

@@ -85,8 +85,29 @@ def predict_dataset(robot, dataset: DataSet, model, model_error=None) -> RunPred
     dataset = dataset.drive_view()
     noise = np.array([np.nan if s is None else s for s in dataset.processed.noise.tau_std_processed], dtype=float)
     mean, std = model.dataset_torque(robot, dataset)
+    mean = _at_rest(robot, dataset, model, mean)
     error = None if model_error is None else np.array([0.0 if e is None else e for e in model_error], dtype=float)
     return RunPrediction(mean, std, noise, error)
+
+
+def _at_rest(robot, dataset: DataSet, model, mean: np.ndarray) -> np.ndarray:
+    """``mean`` with the rows where a joint is held still predicted at rest with the model's held friction
+    (robid.identification.held_friction.rest_grid; unfiltered: a hold is 0.5 s or more of nearly constant torque),
+    for the torque figures; the data selection leaves those rows out of every fit metric."""
+    if getattr(model, "held", None) is None or dataset.drive_rows is not None:
+        return mean
+    from robid.identification.friction_fit import held_still_rows
+    from robid.identification.held_friction import rest_grid
+
+    # only rows the data selection left out: the fit metrics and bands of the kept rows stay the identified model's
+    held = held_still_rows(dataset.processed, model.coulomb) & ~np.asarray(dataset.processed.keep, dtype=bool)
+    rows = held.any(axis=1)
+    if not rows.any() or held.shape != mean.shape:
+        return mean
+    grid, _, _ = rest_grid(model, robot, dataset.processed, model.coulomb, rows)
+    out = np.array(mean, dtype=float)
+    out[rows] = np.where(held[rows], grid, out[rows])
+    return out
 
 
 def model_error_std(datasets, predictions) -> np.ndarray:

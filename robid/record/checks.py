@@ -60,6 +60,14 @@ def check_record(record, where: str) -> None:
     c.fit(record.metrics, joints, "metrics")
     if record.model_error_std:
         c.length(record.model_error_std, dof, "model_error_std", "joints")
+    held = getattr(record, "held_friction", None)
+    if held is not None:
+        c.expect(tuple(j.joint for j in held.joints) == tuple(joints), "held_friction.joints",
+                 "one entry per joint of the record, in its order")
+        for k, j in enumerate(held.joints):
+            c.one_of(j.model, ("none", "constant", "decay"), f"held_friction.joints[{k}].model")
+            c.expect(j.model != "decay" or (j.time_constant is not None and j.time_constant > 0),
+                     f"held_friction.joints[{k}].time_constant", "a decay needs a positive time constant")
     for group, role in (("data", "identification"), ("validation_data", "validation")):
         for k, run in enumerate(getattr(record, group)):
             _check_run(c, run, joints, role, f"{group}[{k}]")

@@ -32,6 +32,7 @@ from robid.errors import RobidInputError
 from robid.record.codec import dumps, finite, from_plain, loads, to_plain
 from robid.record.estimator_comparison import EstimatorComparison
 from robid.record.friction_models import FrictionModels
+from robid.record.held_friction import HeldFriction
 from robid.record.runs import RunRecord, TorqueFit
 
 #: 1.1: motor_joints (the elastic layout); 1.2: the runs' display.deflection_* (elastic) and
@@ -42,8 +43,8 @@ from robid.record.runs import RunRecord, TorqueFit
 #: as the record's model), choices (what identification chose by default, and why). A new major version: the base values
 #: of a record that adopted a nonlinear friction model assume it, so a 1.x reader, which would evaluate them with the
 #: linear friction alone, must refuse the file; this reader reads 1.x files too (no adopted model). 2.1:
-#: model_error_std (every run's prediction band counts the model error).
-SCHEMA_VERSION = "2.1"
+#: model_error_std (every run's prediction band counts the model error). 2.2: held_friction (standstill model).
+SCHEMA_VERSION = "2.2"
 SCHEMA_MAJOR = 2
 #: major versions this reader reads
 READABLE_MAJORS = (1, 2)
@@ -306,6 +307,8 @@ class IdentificationRecord:
     consistent_estimate: ConsistentEstimateSummary | None = field(default=None, metadata={"omit_none": True})
     #: nonlinear-friction model selection (robid.identification.friction_selection; 1.4; left out when not run)
     friction_models: FrictionModels | None = field(default=None, metadata={"omit_none": True})
+    #: the standstill (held) friction per joint (robid.identification.held_friction; 2.2; left out when not run)
+    held_friction: HeldFriction | None = field(default=None, metadata={"omit_none": True})
     #: several estimators scored on the validation runs (robid.identification.estimator_comparison; 1.4)
     estimator_comparison: EstimatorComparison | None = field(default=None, metadata={"omit_none": True})
     #: what identification chose where the caller left it open (layout, method, friction models), one line each,
