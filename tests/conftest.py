@@ -67,9 +67,40 @@ SLOWEST_FILES_FIRST = (
 )
 
 
+# The slow tier (`pytest -m slow`): closed-loop simulations, real-data campaigns and the few tests that take tens of
+# seconds each on 2 cores even with the models cached. `.ci/run` runs both tiers; the inner loop runs the fast one
+# (`pytest -m "not slow"`, README.md). A tier is only where a test runs, never whether: nothing is skipped by it.
+# Every test that asks for the real data sets (the `shared` fixture) is slow as well; tests/test_suite_tiers.py
+# checks that each entry below names a test that exists. Measured wall times (2 cores, models cached, under the
+# load of other sessions) are in docs/testing.md.
+SLOW_FILES = (
+    "test_closed_loop_estimators.py",  # closed-loop integration in Python, 60-80 s per test
+    "test_closed_chain_simulation.py",  # constrained dynamics of closed chains, ~80 s
+    "test_ur10e_campaign.py",  # UR10e campaign on the virtual robot, ~110 s of setup
+    "test_palletizer_campaign.py",  # closed-chain campaign, ~55 s
+    "test_tx40_realdata.py",  # real data (../shared)
+    "test_elastic_kr300.py",  # real data (../shared)
+    "test_ur10e_crossvalidation.py",  # real data (../shared)
+)
+#: single tests of otherwise fast files: ``file.py::test_name`` (every parametrisation of it)
+SLOW_TESTS: tuple[str, ...] = ()
+
+
+def is_slow(item) -> bool:
+    """Whether a collected test belongs to the slow tier (the lists above, or the real data sets)."""
+    if item.path.name in SLOW_FILES or "shared" in getattr(item, "fixturenames", ()):
+        return True
+    name = getattr(item, "originalname", None) or item.name.split("[")[0]
+    return f"{item.path.name}::{name}" in SLOW_TESTS
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the marker must be there when it does
 def pytest_collection_modifyitems(config, items):
-    """Slowest files first, under xdist only (a plain run keeps pytest's order); the sort is stable, so the tests
-    of one file keep their order."""
+    """Mark the slow tier; under xdist, order the slowest files first (a plain run keeps pytest's order; the sort
+    is stable, so the tests of one file keep their order)."""
+    for item in items:
+        if is_slow(item):
+            item.add_marker(pytest.mark.slow)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     rank = {name: k for k, name in enumerate(SLOWEST_FILES_FIRST)}
