@@ -71,8 +71,8 @@ SLOWEST_FILES_FIRST = (
 # seconds each on 2 cores even with the models cached. `.ci/run` runs both tiers; the inner loop runs the fast one
 # (`pytest -m "not slow"`, README.md). A tier is only where a test runs, never whether: nothing is skipped by it.
 # Every test that asks for the real data sets (the `shared` fixture) is slow as well; tests/test_suite_tiers.py
-# checks that each entry below names a test that exists. Measured wall times (2 cores, models cached, under the
-# load of other sessions) are in docs/testing.md.
+# checks that each entry below names a test that exists. The times are the wall times of .ci/run's --durations
+# (2 cores, 2026-11-27/28, benchmarks/RESULTS.md).
 SLOW_FILES = (
     "test_closed_loop_estimators.py",  # closed-loop integration in Python, 60-80 s per test
     "test_closed_chain_simulation.py",  # constrained dynamics of closed chains, ~80 s
@@ -83,7 +83,14 @@ SLOW_FILES = (
     "test_ur10e_crossvalidation.py",  # real data (../shared)
 )
 #: single tests of otherwise fast files: ``file.py::test_name`` (every parametrisation of it)
-SLOW_TESTS: tuple[str, ...] = ()
+SLOW_TESTS: tuple[str, ...] = (
+    # FIGAROH's TX40 URDF from ../shared (the tx40 fixture), ~70 s
+    "test_urdf_robot_file.py::test_tx40_from_the_urdf_has_the_hand_written_files_base_parameters",
+    "test_urdf_robot_file.py::test_tx40_from_the_urdf_with_the_hand_written_links_has_the_same_inverse_dynamics",
+    "test_demo.py::test_shortened_demo_meets_its_promises",  # the built-in campaign end to end, ~50 s
+    "test_fleet.py::test_the_demo_fleet_flags_exactly_the_two_injected_faults",  # the fleet demo, ~55 s
+    "test_signals_cutoff.py::test_virtual_robot_record",  # a virtual-robot record processed, ~55 s
+)
 
 
 def is_slow(item) -> bool:
