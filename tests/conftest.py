@@ -71,7 +71,7 @@ SLOWEST_FILES_FIRST = (
 # seconds each on 2 cores even with the models cached. `.ci/run` runs both tiers; the inner loop runs the fast one
 # (`pytest -m "not slow"`, README.md). A tier is only where a test runs, never whether: nothing is skipped by it.
 # Every test that asks for the real data sets (the `shared` fixture) is slow as well; tests/test_suite_tiers.py
-# checks that each entry below names a test that exists. The times are the wall times of .ci/run's --durations
+# checks that each entry below names a test that exists; tests/slow_tests.txt adds the tests measured heavy. The times are the wall times of .ci/run's --durations
 # (2 cores, 2026-11-27/28, benchmarks/RESULTS.md).
 SLOW_FILES = (
     "test_closed_loop_estimators.py",  # closed-loop integration in Python, 60-80 s per test
@@ -91,6 +91,15 @@ SLOW_TESTS: tuple[str, ...] = (
     "test_fleet.py::test_the_demo_fleet_flags_exactly_the_two_injected_faults",  # the fleet demo, ~55 s
     "test_signals_cutoff.py::test_virtual_robot_record",  # a virtual-robot record processed, ~55 s
 )
+
+
+def _measured_slow_tests() -> tuple[str, ...]:
+    """``file.py::test_function`` of tests/slow_tests.txt (the tests measured heavy; its header says how)."""
+    text = (Path(__file__).resolve().parent / "slow_tests.txt").read_text()
+    return tuple(line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+SLOW_TESTS = SLOW_TESTS + _measured_slow_tests()
 
 
 def is_slow(item) -> bool:
