@@ -71,8 +71,8 @@ SLOWEST_FILES_FIRST = (
 # seconds each on 2 cores even with the models cached. `.ci/run` runs both tiers; the inner loop runs the fast one
 # (`pytest -m "not slow"`, README.md). A tier is only where a test runs, never whether: nothing is skipped by it.
 # Every test that asks for the real data sets (the `shared` fixture) is slow as well; tests/test_suite_tiers.py
-# checks that each entry below names a test that exists; tests/slow_tests.txt adds the tests measured heavy. The times are the wall times of .ci/run's --durations
-# (2 cores, 2026-11-27/28, benchmarks/RESULTS.md).
+# checks that each entry below names a test that exists; tests/slow_tests.txt adds the tests measured heavy. The
+# times below are the wall times of .ci/run's --durations (2 cores, 2026-11-27/28, benchmarks/RESULTS.md).
 SLOW_FILES = (
     "test_closed_loop_estimators.py",  # closed-loop integration in Python, 60-80 s per test
     "test_closed_chain_simulation.py",  # constrained dynamics of closed chains, ~80 s
