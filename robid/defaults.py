@@ -1,5 +1,6 @@
-"""Defaults shared by the library and the command line (a leaf: imports nothing, so the CLI can state them in
-its help without loading the numerical packages)."""
+"""Defaults and the vocabulary (the word sets of methods, modes, bands, ...) shared by the library, the input files'
+schemas and the command line (a leaf: imports nothing, so the CLI can state them in its help without loading the
+numerical packages)."""
 
 #: rad/s (m/s for prismatic joints): rows slower than this are left out of identification by default. Near a
 #: velocity reversal the Coulomb column sign(qd) -- or its noise-expected value -- is ill-defined, and rest phases
@@ -18,3 +19,31 @@ DEFAULT_METHOD = "auto"
 #: the friction models compared per joint by default (``--friction-models auto``: where the problem is small enough;
 #: robid.identification.defaults); ``none`` switches the comparison off
 FRICTION_MODELS_AUTO = "auto"
+
+# ---- the vocabulary: one definition of each word set the library, the schemas and the command line share -----------
+# tests/test_vocabulary.py ties the JSON Schemas (schemas/*.json), the command line's choices and the library's checks
+# to these tuples.
+
+#: the estimators that simulate the closed loop (idim-iv: instrumental variables; didim: the direct and inverse
+#: model; docs/estimation.md), a subset of :data:`METHODS`
+CLOSED_LOOP_METHODS = ("idim-iv", "didim")
+
+#: the signal paths a user may request (``robid process --mode``, ``processing.mode``; docs/signals.md); ``auto``
+#: chooses periodic when a period is given or found, else rest-to-rest, else non-periodic
+PROCESSING_MODES = ("auto", "periodic", "rest-to-rest", "nonperiodic")
+#: the path a processed record went through (``ProcessedSignals.mode``): the requested ones but ``auto``, and
+#: ``periodic-samples`` (periods kept sample by sample, not averaged)
+PROCESSED_MODES = ("periodic", "periodic-samples", "rest-to-rest", "nonperiodic")
+
+#: harmonics of the averaged torque kept on the periodic path (``--torque-band``, ``processing.torque_band``):
+#: ``all`` (period averaging only), ``signal`` (the excited band), ``positions`` (the positions' band)
+TORQUE_BANDS = ("all", "signal", "positions")
+DEFAULT_TORQUE_BAND = "all"
+
+#: how the Coulomb column sign(qd) is formed (robid.identification.coulomb): its noise-expected value, the sign of
+#: the differentiated velocity, or the plain sign
+COULOMB_MODELS = ("noise", "differentiated", "sign")
+
+#: the controller's feed-forward (the virtual robot's ``--feedforward``, the closed-loop estimators' model of it)
+FEEDFORWARD_KINDS = ("rigid", "full", "none")
+DEFAULT_FEEDFORWARD = "rigid"

@@ -67,9 +67,56 @@ SLOWEST_FILES_FIRST = (
 )
 
 
+# The slow tier (`pytest -m slow`): closed-loop simulations, real-data campaigns and the few tests that take tens of
+# seconds each on 2 cores even with the models cached. `.ci/run` runs both tiers; the inner loop runs the fast one
+# (`pytest -m "not slow"`, README.md). A tier is only where a test runs, never whether: nothing is skipped by it.
+# Every test that asks for the real data sets (the `shared` fixture) is slow as well; tests/test_suite_tiers.py
+# checks that each entry below names a test that exists; tests/slow_tests.txt adds the tests measured heavy. The
+# times below are the wall times of .ci/run's --durations (2 cores, 2026-11-27/28, benchmarks/RESULTS.md).
+SLOW_FILES = (
+    "test_closed_loop_estimators.py",  # closed-loop integration in Python, 60-80 s per test
+    "test_closed_chain_simulation.py",  # constrained dynamics of closed chains, ~80 s
+    "test_ur10e_campaign.py",  # UR10e campaign on the virtual robot, ~110 s of setup
+    "test_palletizer_campaign.py",  # closed-chain campaign, ~55 s
+    "test_tx40_realdata.py",  # real data (../shared)
+    "test_elastic_kr300.py",  # real data (../shared)
+    "test_ur10e_crossvalidation.py",  # real data (../shared)
+)
+#: single tests of otherwise fast files: ``file.py::test_name`` (every parametrisation of it)
+SLOW_TESTS: tuple[str, ...] = (
+    # FIGAROH's TX40 URDF from ../shared (the tx40 fixture), ~70 s
+    "test_urdf_robot_file.py::test_tx40_from_the_urdf_has_the_hand_written_files_base_parameters",
+    "test_urdf_robot_file.py::test_tx40_from_the_urdf_with_the_hand_written_links_has_the_same_inverse_dynamics",
+    "test_demo.py::test_shortened_demo_meets_its_promises",  # the built-in campaign end to end, ~50 s
+    "test_fleet.py::test_the_demo_fleet_flags_exactly_the_two_injected_faults",  # the fleet demo, ~55 s
+    "test_signals_cutoff.py::test_virtual_robot_record",  # a virtual-robot record processed, ~55 s
+)
+
+
+def _measured_slow_tests() -> tuple[str, ...]:
+    """``file.py::test_function`` of tests/slow_tests.txt (the tests measured heavy; its header says how)."""
+    text = (Path(__file__).resolve().parent / "slow_tests.txt").read_text()
+    return tuple(line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+SLOW_TESTS = SLOW_TESTS + _measured_slow_tests()
+
+
+def is_slow(item) -> bool:
+    """Whether a collected test belongs to the slow tier (the lists above, or the real data sets)."""
+    if item.path.name in SLOW_FILES or "shared" in getattr(item, "fixturenames", ()):
+        return True
+    name = getattr(item, "originalname", None) or item.name.split("[")[0]
+    return f"{item.path.name}::{name}" in SLOW_TESTS
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: the marker must be there when it does
 def pytest_collection_modifyitems(config, items):
-    """Slowest files first, under xdist only (a plain run keeps pytest's order); the sort is stable, so the tests
-    of one file keep their order."""
+    """Mark the slow tier; under xdist, order the slowest files first (a plain run keeps pytest's order; the sort
+    is stable, so the tests of one file keep their order)."""
+    for item in items:
+        if is_slow(item):
+            item.add_marker(pytest.mark.slow)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     rank = {name: k for k, name in enumerate(SLOWEST_FILES_FIRST)}

@@ -20,7 +20,7 @@ import pytest
 from oracles.closed_forms import PLANAR_2R, planar_2r_torque
 
 import robid
-from robid.symbolic import cache
+from robid.symbolic import cache, cache_lock
 
 TERMS = ("rigid",)
 WAITING = "waiting for another process deriving cache entry"
@@ -225,7 +225,7 @@ def test_a_file_system_without_flock_falls_back_to_lock_files(tmp_path, monkeypa
     def no_flock(fd, op):
         raise OSError(errno.ENOLCK, "No locks available")
 
-    monkeypatch.setattr(cache.fcntl, "flock", no_flock)
+    monkeypatch.setattr(cache_lock.fcntl, "flock", no_flock)
     with caplog.at_level(logging.INFO, logger="robid"), cache.entry_lock("k", timeout=5):
         assert (tmp_path / "k.xlock").exists() and not (tmp_path / "k.lock").exists()
     assert "no flock on this file system (No locks available); using lock files" in caplog.text

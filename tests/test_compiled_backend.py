@@ -267,7 +267,7 @@ def test_vector_sine_and_cosine_are_within_an_ulp(tmp_path):
     if cbuild.compiler() is None:
         pytest.skip("no C compiler")
     mpmath = pytest.importorskip("mpmath")
-    from robid.symbolic.ccode import _PRELUDE
+    from robid.symbolic.ccode_prelude import PRELUDE as _PRELUDE
 
     src = tmp_path / "sc.c"
     src.write_text(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from robid import progress
 from robid.campaign.schema import CampaignSpec, processing_values
-from robid.defaults import DEFAULT_MIN_SPEED
+from robid.defaults import CLOSED_LOOP_METHODS, DEFAULT_MIN_SPEED
 from robid.errors import RobidInputError
 from robid.io.files import content_hash, ensure_folder
 from robid.record import IdentificationRecord
@@ -384,7 +384,7 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
 
 def _closed_loop(spec: CampaignSpec, meas_paths, traj_paths):
     """Methods idim-iv and didim: each identification run's trajectory and the feed-forward; else None."""
-    if not {spec.method, *spec.compare_methods} & {"idim-iv", "didim"}:
+    if not {spec.method, *spec.compare_methods} & set(CLOSED_LOOP_METHODS):
         return None
     from robid.identification.closed_loop_estimation import ClosedLoopOptions
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robid.defaults import DEFAULT_METHOD, FRICTION_MODELS_AUTO
+from robid.defaults import CLOSED_LOOP_METHODS, DEFAULT_METHOD, FRICTION_MODELS_AUTO
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
 from robid.io.keys import check_field_types
@@ -231,7 +231,7 @@ def _identification(ident: Any, measurements, w: str) -> dict:
     if feedforward not in _FEEDFORWARD:
         raise RobidInputError(f"{w}: identification.feedforward: expected one of {', '.join(_FEEDFORWARD)}, "
                               f"got {feedforward!r}")
-    if {method, *compare} & {"idim-iv", "didim"}:
+    if {method, *compare} & set(CLOSED_LOOP_METHODS):
         missing = [m.name for m in measurements if m.name in use and m.trajectory is None]
         if missing:
             raise RobidInputError(f"{w}: identification.method: {method} simulates the closed loop along the "

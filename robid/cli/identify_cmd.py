@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 
 from robid.cli.process_cmd import add_processing_arguments, processing_options, screening_policy
-from robid.defaults import DEFAULT_METHOD, FRICTION_MODELS_AUTO, METHODS
+from robid.defaults import (
+    CLOSED_LOOP_METHODS,
+    DEFAULT_FEEDFORWARD,
+    DEFAULT_METHOD,
+    FEEDFORWARD_KINDS,
+    FRICTION_MODELS_AUTO,
+    METHODS,
+)
 from robid.errors import RobidInputError
 
 
@@ -35,7 +42,7 @@ def register(sub) -> None:
                    "the noise of the processed signals in the regressor (the accelerations; in the elastic layout "
                    "also the spring and damping columns), its covariance counting rows correlated within the "
                    "period (periodic runs)")
-    p.add_argument("--feedforward", choices=("rigid", "full", "none"), default="rigid",
+    p.add_argument("--feedforward", choices=FEEDFORWARD_KINDS, default=DEFAULT_FEEDFORWARD,
                    help="idim-iv, didim: the controller's feed-forward, computed from the robot file's nominal "
                    "model on the reference: rigid (bodies, rotors, balancer; no friction), full (with the nominal "
                    "friction) or none (default rigid, as robid's virtual robot)")
@@ -136,7 +143,7 @@ def compare_methods(text: str | None) -> tuple[str, ...]:
 
 def closed_loop_options(args: argparse.Namespace):
     """The closed-loop estimators' settings (robid.identification.closed_loop_estimation), or None."""
-    closed = {"idim-iv", "didim"}
+    closed = set(CLOSED_LOOP_METHODS)
     compared = {m.strip() for m in (args.compare_methods or "").split(",")}
     if args.method not in closed and not closed & compared:
         return None

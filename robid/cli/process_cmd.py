@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from robid.defaults import DEFAULT_MIN_SPEED
+from robid.defaults import DEFAULT_MIN_SPEED, DEFAULT_TORQUE_BAND, PROCESSING_MODES, TORQUE_BANDS
 from robid.errors import RobidInputError
 
 HELP = "read, screen, resample, average, filter and differentiate a measurement"
@@ -48,7 +48,7 @@ def add_processing_arguments(p, stored: bool = False) -> None:
     g = p.add_argument_group("processing" + suffix)
     g.add_argument(
         "--mode",
-        choices=("auto", "periodic", "rest-to-rest", "nonperiodic"),
+        choices=PROCESSING_MODES,
         default=d("auto"),
         help="auto (default): periodic if a period is given or found, else rest-to-rest, else non-periodic",
     )
@@ -71,8 +71,8 @@ def add_processing_arguments(p, stored: bool = False) -> None:
                       help="band edge (periodic) or low-pass cut-off (non-periodic), Hz")
     g.add_argument(
         "--torque-band",
-        choices=("all", "signal", "positions"),
-        default=d("all"),
+        choices=TORQUE_BANDS,
+        default=d(DEFAULT_TORQUE_BAND),
         help="periodic: torque harmonics kept (default all: period averaging only; docs/signals.md)",
     )
     g.add_argument("--snr", type=float, default=d(20.0), metavar="RATIO",

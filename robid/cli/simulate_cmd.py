@@ -6,6 +6,8 @@ import json
 import math
 from pathlib import Path
 
+from robid.defaults import DEFAULT_FEEDFORWARD, FEEDFORWARD_KINDS
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -50,8 +52,8 @@ def register(sub) -> None:
                    help="write motor currents i1.. [A] instead of torques tau1.. [N m]")
     p.add_argument(
         "--feedforward",
-        choices=("rigid", "full", "none"),
-        default="rigid",
+        choices=FEEDFORWARD_KINDS,
+        default=DEFAULT_FEEDFORWARD,
         help="controller feed-forward: rigid bodies + rotor + balancer (default), full (+ friction), none",
     )
     p.add_argument("--truth", metavar="TRUTH.json",

@@ -40,11 +40,12 @@ from scipy.integrate import solve_ivp
 from scipy.interpolate import CubicSpline
 from scipy.special import erf
 
+from robid.defaults import FEEDFORWARD_KINDS
 from robid.errors import RobidInputError
 from robid.identification.coulomb import coulomb_entries
 from robid.robot import Robot
 
-FEEDFORWARD = ("rigid", "full", "none")
+FEEDFORWARD = FEEDFORWARD_KINDS  # robid.defaults: one definition
 #: feed-forward table step, s (a 1 ms controller cycle)
 TABLE_STEP = 1e-3
 #: width of the smooth Coulomb sign in the simulated closed loop, rad/s (m/s)

@@ -27,13 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
+from robid.defaults import CLOSED_LOOP_METHODS
 from robid.errors import RobidInputError
 from robid.estimation import EstimationResult, estimate
 from robid.estimation.instrumental import iv
 from robid.identification.closed_loop import FEEDFORWARD, ControllerModel, EstimatedClosedLoop, Reference
 from robid.identification.datasets import DataSet, regressor_function, row_correlation, stack
-
-CLOSED_LOOP_METHODS = ("idim-iv", "didim")
 
 
 @dataclass(frozen=True)

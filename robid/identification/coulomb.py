@@ -31,9 +31,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import erf
 
+from robid.defaults import COULOMB_MODELS  # noqa: F401 -- re-exported (robid.defaults: one definition)
 from robid.model.terms import standalone_parameters
-
-COULOMB_MODELS = ("noise", "differentiated", "sign")
 
 
 def expected_sign(v: np.ndarray, s: float) -> np.ndarray:

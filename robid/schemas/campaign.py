@@ -6,12 +6,20 @@ tests/test_schemas.py checks that these fields and defaults equal the dataclasse
 
 from __future__ import annotations
 
+from robid.defaults import (
+    DEFAULT_FEEDFORWARD,
+    DEFAULT_METHOD,
+    DEFAULT_TORQUE_BAND,
+    FEEDFORWARD_KINDS,
+    METHODS,
+    PROCESSING_MODES,
+    TORQUE_BANDS,
+)
 from robid.schemas.excitation import SPEC
 from robid.schemas.fields import Field, FileSchema, Says, mapping, names_list
 
-METHODS = ("auto", "ols", "wls", "irls", "consistent", "idim-iv", "didim", "eiv")
 FORMATS = ("csv", "krl", "rapid", "urscript")
-FEEDFORWARD = ("rigid", "full", "none")
+FEEDFORWARD = FEEDFORWARD_KINDS
 NOISE = ("none", "low", "realistic", "high")
 
 
@@ -23,7 +31,7 @@ def _processing(with_period: bool) -> Field:
         + ("; these override the campaign's processing for this measurement." if with_period else
            "; a measurement's own processing block overrides them."),
         Field("mode", "string", "Signal path; auto chooses.",
-              enum=("auto", "periodic", "rest-to-rest", "nonperiodic"), default="auto"),
+              enum=PROCESSING_MODES, default="auto"),
         *period,
         Field("harmonics", "list", "Exactly the harmonics (1-based multiples of 1/T) to keep.",
               items=Field("", "integer", "", minimum=1)),
@@ -43,7 +51,7 @@ def _processing(with_period: bool) -> Field:
               "velocity reversals); 0 keeps every row. The same default as robid process / identify / payload.",
               unit="rad/s (m/s)", minimum=0, default=0.05),
         Field("torque_band", "string", "Harmonics of the averaged torque kept (periodic path).",
-              enum=("all", "signal", "positions"), default="all"),
+              enum=TORQUE_BANDS, default=DEFAULT_TORQUE_BAND),
         Field("drop_standstill", "boolean", "Leave out standstill segments.", default=False),
         Field("standstill_speed", "number", "Every joint slower than this is standstill.", unit="rad/s",
               default=0.01),
@@ -126,13 +134,13 @@ IDENTIFICATION = mapping(
     names_list("measurements", "Measurements identified on (at least one).", min_items=1, required=True),
     names_list("validation", "Measurements the model is validated on.", default=[]),
     Field("method", "string", "Estimator (docs/estimation.md); auto: eiv in the elastic layout, wls elsewhere.",
-          enum=METHODS, default="auto"),
+          enum=METHODS, default=DEFAULT_METHOD),
     names_list("terms", "Terms of identification when they differ from the campaign's (e.g. with stiffness, "
                "damping: the elastic layout).", default=Says("the campaign's terms; the elastic layout when "
                                                                "the robot declares springs and the measurements "
                                                                "hold motor positions")),
     Field("feedforward", "string", "idim-iv and didim: the controller's feed-forward.", enum=FEEDFORWARD,
-          default="rigid"),
+          default=DEFAULT_FEEDFORWARD),
     Field("friction_models", "string|list", "Friction models compared per joint: auto (linear, stribeck, "
           "sigmoid where the problem is small enough), none, or a list of at least two of linear, stribeck, "
           "sigmoid.", items=Field("", "string", ""), default="auto"),

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from robid.defaults import PROCESSING_MODES, TORQUE_BANDS
 from robid.errors import RobidInputError
 from robid.signals import periodic, selection, whole_periods
 from robid.signals.cutoff import PositionSpectra
@@ -31,7 +32,7 @@ from robid.signals.records import Measurement, ProcessedSignals
 from robid.signals.resampling import to_uniform_grid
 from robid.signals.single_period import process_single_period
 
-MODES = ("auto", "periodic", "rest-to-rest", "nonperiodic")
+MODES = PROCESSING_MODES  # robid.defaults: one definition
 
 
 @dataclass(frozen=True)
@@ -229,8 +230,8 @@ def _check_measurement(m: Measurement) -> None:
 def _check_options(o: ProcessingOptions, where: str) -> None:
     if o.mode not in MODES:
         raise RobidInputError(f"mode: unknown {o.mode!r} (expected one of {', '.join(MODES)})")
-    if o.torque_band not in ("all", "signal", "positions"):
-        raise RobidInputError(f"torque-band: expected all, signal or positions, got {o.torque_band!r}")
+    if o.torque_band not in TORQUE_BANDS:
+        raise RobidInputError(f"torque-band: expected one of {', '.join(TORQUE_BANDS)}, got {o.torque_band!r}")
     for name in ("period", "cutoff_hz", "rate", "snr_threshold", "standstill_speed", "standstill_duration"):
         value = getattr(o, name)
         if value is not None and not (np.isfinite(value) and value > 0):

@@ -1,0 +1,114 @@
+"""One definition of each word set (robid/defaults.py): the JSON Schema of the campaign file, the command line's
+choices and the library's checks all use it, so that a word added or renamed in one place is everywhere."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from robid import defaults
+from robid.errors import RobidInputError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _enums(node, path="") -> dict[str, list]:
+    """Every ``enum`` of a JSON Schema, by the path of the property that holds it."""
+    found = {}
+    if isinstance(node, dict):
+        if "enum" in node:
+            found[path] = node["enum"]
+        for key, value in node.items():
+            found.update(_enums(value, f"{path}/{key}"))
+    elif isinstance(node, list):
+        for k, value in enumerate(node):
+            found.update(_enums(value, f"{path}[{k}]"))
+    return found
+
+
+def _choices(command: str) -> dict[str, tuple]:
+    """The choices of every option of ``robid COMMAND``, by option string."""
+    import argparse
+
+    from robid.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    return {s: tuple(a.choices) for a in sub._actions if a.choices for s in a.option_strings}
+
+
+def test_the_campaign_schema_uses_the_vocabulary():
+    enums = _enums(json.loads((ROOT / "schemas" / "campaign.schema.json").read_text()))
+    measurement = "/properties/measurements/additionalProperties"
+    expected = {
+        "/properties/processing/properties/mode": defaults.PROCESSING_MODES,
+        "/properties/processing/properties/torque_band": defaults.TORQUE_BANDS,
+        f"{measurement}/properties/processing/properties/mode": defaults.PROCESSING_MODES,
+        f"{measurement}/properties/processing/properties/torque_band": defaults.TORQUE_BANDS,
+        "/properties/identification/properties/method": defaults.METHODS,
+        "/properties/identification/properties/compare_methods/items": defaults.METHODS,
+        "/properties/identification/properties/feedforward": defaults.FEEDFORWARD_KINDS,
+    }
+    for path, words in expected.items():
+        assert enums[path] == list(words), path
+
+
+def test_the_schema_generator_uses_the_vocabulary():
+    """The JSON files are generated from robid.schemas (tests/test_schemas.py); its definitions are the vocabulary's
+    own tuples, not copies."""
+    from robid.schemas import campaign
+
+    assert campaign.METHODS is defaults.METHODS
+    assert campaign.FEEDFORWARD is defaults.FEEDFORWARD_KINDS
+
+
+@pytest.mark.parametrize(
+    "command, option, words",
+    [
+        ("process", "--mode", defaults.PROCESSING_MODES),
+        ("process", "--torque-band", defaults.TORQUE_BANDS),
+        ("identify", "--mode", defaults.PROCESSING_MODES),
+        ("identify", "--torque-band", defaults.TORQUE_BANDS),
+        ("identify", "--method", defaults.METHODS),
+        ("identify", "--feedforward", defaults.FEEDFORWARD_KINDS),
+        ("simulate", "--feedforward", defaults.FEEDFORWARD_KINDS),
+    ],
+)
+def test_the_command_line_offers_the_vocabulary(command, option, words):
+    assert _choices(command)[option] == tuple(words)
+
+
+def test_the_library_checks_against_the_vocabulary():
+    import importlib
+
+    from robid.identification import closed_loop, closed_loop_estimation, coulomb
+    from robid.signals import processing
+    from robid.simulation import plant
+
+    identify = importlib.import_module("robid.identification.identify")  # the package exports a function of that name
+
+    assert processing.MODES is defaults.PROCESSING_MODES
+    assert identify.METHODS is defaults.METHODS
+    assert closed_loop_estimation.CLOSED_LOOP_METHODS is defaults.CLOSED_LOOP_METHODS
+    assert closed_loop.FEEDFORWARD is defaults.FEEDFORWARD_KINDS
+    assert coulomb.COULOMB_MODELS is defaults.COULOMB_MODELS
+    # the virtual robot's controller keeps its own tuple for now (robid/simulation/plant.py): equal words
+    assert tuple(plant.FEEDFORWARD_MODES) == defaults.FEEDFORWARD_KINDS
+
+
+def test_the_word_sets_are_consistent():
+    assert set(defaults.CLOSED_LOOP_METHODS) <= set(defaults.METHODS)
+    assert defaults.DEFAULT_METHOD in defaults.METHODS
+    assert defaults.DEFAULT_TORQUE_BAND in defaults.TORQUE_BANDS
+    assert defaults.DEFAULT_FEEDFORWARD in defaults.FEEDFORWARD_KINDS
+    assert set(defaults.PROCESSING_MODES) - {"auto"} <= set(defaults.PROCESSED_MODES)
+
+
+@pytest.mark.parametrize("field, word", [("mode", "periodical"), ("torque_band", "some")])
+def test_processing_refuses_a_word_outside_the_vocabulary(field, word):
+    from dataclasses import replace
+
+    from robid.signals.processing import ProcessingOptions, _check_options
+
+    with pytest.raises(RobidInputError, match=word):
+        _check_options(replace(ProcessingOptions(), **{field: word}), "test")
