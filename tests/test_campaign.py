@@ -197,3 +197,18 @@ def test_campaign_runs_the_closed_loop_estimators_along_each_runs_trajectory(tmp
     assert main(["campaign", str(bare / "closed_loop.yaml"), "--out", str(tmp_path / "out2")]) == 2
     path.write_text(text.replace("feedforward: rigid", "feedforward: magic"))
     assert main(["campaign", str(path), "--out", str(tmp_path / "out3")]) == 2
+
+
+def test_the_campaign_command_says_what_identification_chose(tmp_path, capsys):
+    """``robid campaign`` prints, one line each, what identification chose where the campaign file left it open
+    (here the friction models, compared by default), as ``robid identify`` does."""
+    text = (DATA / "small_sel.yaml").read_text().replace(", method: wls}", "}")
+    path = _campaign(tmp_path, text)
+    assert main(["campaign", str(path), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    from robid.io.result_file import read_result
+
+    record = read_result(next((tmp_path / "out").rglob("result.json")))
+    assert record.choices and any(line.startswith("method: wls (auto)") for line in record.choices), record.choices
+    for line in record.choices:
+        assert f"chose {line}\n" in out

@@ -48,6 +48,8 @@ def execute(spec, out, force: bool) -> int:
     run = run_campaign(spec, out, force=force)  # its step lines go to the log (robid.progress)
     w = sys.stdout.write
     w(f"campaign {spec.name}: {len(run.recomputed)} of {len(run.steps)} steps recomputed\n")
+    for line in run.record.choices:  # what identification chose where the campaign file left it open
+        w(f"chose {line}\n")
     for r in run.record.runs:
         w(f"processing {r.role} {Path(r.file).name}: {r.line()}\n")
     w(f"identification NRMSE [%] (all identification runs): {nrmse_line(run.record.metrics)}\n")
