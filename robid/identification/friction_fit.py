@@ -77,8 +77,10 @@ def dataset_signals(dataset: DataSet, coulomb: str = "noise") -> FrictionSignals
 
     keep = np.asarray(p.keep, dtype=bool)
     v_grid = p.qd_measured if measured else p.qd
-    signs: dict = {}  # (v, s) outside the holds of the velocity arrays met, computed once (a selection evaluates
-    grid_span, record_span = _hold_span(p), _hold_span(p) * max(1, int(p.decimation))  # columns often)
+    # (v, s) outside the holds of each velocity array met, computed once: a selection evaluates columns often
+    signs: dict = {}
+    grid_span = _hold_span(p)  # HELD_STILL_S in processed samples, and in the record's (before decimation)
+    record_span = grid_span * max(1, int(p.decimation))
 
     def held_signals(v, qd, span):
         key = (id(v), id(qd))
