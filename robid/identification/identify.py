@@ -14,6 +14,7 @@ are processed the same way. :func:`run_identification` returns all of it with th
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -436,11 +437,12 @@ def _errors_in_variables(robot: Robot, sets, W, tau, start: EstimationResult, o:
     averaged periodic runs its covariance counts the residual's correlation within the period."""
     from robid.estimation.errors_in_variables import corrected_least_squares
     from robid.identification.regressor_noise import regressor_noise_gram
+    from robid.identification.regressor_noise_meat import noise_model_meat
 
     gram = sum(regressor_noise_gram(robot, d, o.processing_for(d.source).torque_band) for d in sets)
     periods = tuple(d.W.shape[0] for d in sets) if all(d.processed.mode == "periodic" for d in sets) else None
     return corrected_least_squares(W, tau, gram, robot.base_parameters().names, weights=start.weights,
-                                   periods=periods)
+                                   periods=periods, model_meat=functools.partial(noise_model_meat, robot, sets))
 
 
 def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: list[str]) -> EstimationResult:
