@@ -390,16 +390,11 @@ def _screening(data: Any, w: str) -> dict:
 
 
 def _check_processing(fields: dict, where: str) -> None:
-    """Each field's type, as ProcessingOptions reads it (robid.record.codec.from_plain): a wrong one is named."""
-    from robid.record.codec import from_plain
-    from robid.signals import ProcessingOptions
+    """Each field's type, as the request layer reads it when the campaign runs (robid.requests): a wrong one is
+    named, with the block it is in."""
+    from robid.requests import Where, processing_request
 
     decimate = fields.get("decimate")
     if isinstance(decimate, str) and decimate != "auto" or isinstance(decimate, int) and decimate < 1:
         raise RobidInputError(f"{where}: decimate: expected a positive integer or auto, got {decimate!r}")
-    from_plain(ProcessingOptions, processing_values(fields), where)
-
-
-def processing_values(fields: dict) -> dict:
-    """A ``processing`` block's values as ProcessingOptions takes them: ``decimate: auto`` is None (automatic)."""
-    return {**fields, "decimate": None} if fields.get("decimate") == "auto" else dict(fields)
+    processing_request(fields, Where(lambda field: f"{where}: {field}"))
