@@ -2,12 +2,12 @@
 
 The front ends -- the command line (``robid process``, ``identify``, ``predict``, ``payload identify``), campaign
 files, the Python :class:`robid.Campaign` API and fleets (which run campaigns) -- each hold what the user gave as
-plain values. This module is the one place that turns them into :class:`robid.signals.ProcessingOptions` and
-:class:`robid.io.screening.ScreeningPolicy`: it applies every front-end default once (``PROCESSING_DEFAULTS``,
-``SCREENING_DEFAULTS``; the command line shows them in its help), checks each value's type, and words every
-error as the front end does, through a :class:`Where` (``--min-speed`` on the command line,
-``campaign.yaml: processing.min_speed`` in a campaign file). A default changed here changes every front end alike
-(tests/test_requests.py holds one test per front end).
+plain values. This module is the one place that turns them into :class:`robid.signals.ProcessingOptions`,
+:class:`robid.io.screening.ScreeningPolicy` and the estimator's choices (:class:`EstimatorRequest`): it applies
+every front-end default once (``PROCESSING_DEFAULTS``, ``SCREENING_DEFAULTS``, ``IDENTIFICATION_DEFAULTS``; the
+command line shows them in its help), checks each value, and words every error as the front end does, through a
+:class:`Where` (``--min-speed`` on the command line, ``campaign.yaml: processing.min_speed`` in a campaign file).
+A default changed here changes every front end alike (tests/test_requests.py holds one test per front end).
 """
 
 from __future__ import annotations
@@ -17,7 +17,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from robid.defaults import DEFAULT_MIN_SPEED, DEFAULT_TORQUE_BAND
+from robid.defaults import (
+    DEFAULT_FEEDFORWARD,
+    DEFAULT_METHOD,
+    DEFAULT_MIN_SPEED,
+    DEFAULT_TORQUE_BAND,
+    FEEDFORWARD_KINDS,
+    FRICTION_CANDIDATES,
+    FRICTION_MODELS_AUTO,
+    METHODS,
+)
 from robid.errors import RobidInputError
 
 #: the signal stage's defaults for every front end (ProcessingOptions fields); ``decimate`` None is automatic.
@@ -112,3 +121,69 @@ def _build(kind: type, values: Mapping[str, Any], where: Where) -> Any:
 def _plain(value: Any) -> Any:
     """Tuples as the lists a file would hold (from_plain reads JSON-like values)."""
     return list(value) if isinstance(value, tuple) else value
+
+
+#: the estimator's choices for every front end (robid identify, a campaign's identification block)
+IDENTIFICATION_DEFAULTS: dict[str, Any] = {
+    "method": DEFAULT_METHOD,
+    "friction_models": FRICTION_MODELS_AUTO,
+    "compare_methods": (),
+    "feedforward": DEFAULT_FEEDFORWARD,
+}
+
+
+@dataclass(frozen=True)
+class EstimatorRequest:
+    """What the user chose of the estimator: ``method`` (robid.defaults.METHODS), ``friction_models`` (``auto``
+    or a tuple of at least two candidates; () none), ``compare_methods`` and the closed loop's ``feedforward``."""
+
+    method: str
+    friction_models: tuple[str, ...] | str
+    compare_methods: tuple[str, ...]
+    feedforward: str
+
+
+def estimator_request(fields: Mapping[str, Any], where: Where) -> EstimatorRequest:
+    """The estimator's choices from a front end's values over IDENTIFICATION_DEFAULTS; lists may be given as
+    comma-separated text (the command line) or sequences (files); each wrong value is named by ``where``."""
+    values = {**IDENTIFICATION_DEFAULTS, **{k: v for k, v in fields.items() if v is not None}}
+    unknown = sorted(set(values) - set(IDENTIFICATION_DEFAULTS))
+    if unknown:
+        raise RobidInputError(f"{where.label(unknown[0])}: not an option of the estimator")
+    method = values["method"]
+    if method not in METHODS:
+        raise RobidInputError(f"{where.label('method')}: expected one of {', '.join(METHODS)}, got {method!r}")
+    compare = _names(values["compare_methods"], where.label("compare_methods"), "method names")
+    if not compare and isinstance(values["compare_methods"], str):
+        raise RobidInputError(f"{where.label('compare_methods')}: name at least one method, e.g. wls,didim")
+    for m in compare:
+        if m not in METHODS:
+            raise RobidInputError(f"{where.label('compare_methods')}: {m!r} is not one of {', '.join(METHODS)}")
+    if values["feedforward"] not in FEEDFORWARD_KINDS:
+        raise RobidInputError(f"{where.label('feedforward')}: expected one of {', '.join(FEEDFORWARD_KINDS)}, got "
+                              f"{values['feedforward']!r}")
+    return EstimatorRequest(method, _friction_models(values["friction_models"], where.label("friction_models")),
+                            compare, values["feedforward"])
+
+
+def _friction_models(value: Any, label: str) -> tuple[str, ...] | str:
+    """``auto``; ``none`` or empty: (); else at least two of FRICTION_CANDIDATES."""
+    if isinstance(value, str) and value.strip() in (FRICTION_MODELS_AUTO, "none"):
+        return FRICTION_MODELS_AUTO if value.strip() == FRICTION_MODELS_AUTO else ()
+    names = _names(value, label, "friction model names (or auto, none)")
+    if not names:
+        return ()
+    unknown = [n for n in names if n not in FRICTION_CANDIDATES]
+    if unknown or len(names) < 2:
+        raise RobidInputError(f"{label}: expected at least two of {', '.join(FRICTION_CANDIDATES)} (or auto, none), "
+                              f"got {', '.join(names)}")
+    return names
+
+
+def _names(value: Any, label: str, what: str) -> tuple[str, ...]:
+    """A list of names given as comma-separated text or a sequence of texts."""
+    if isinstance(value, str):
+        return tuple(t.strip() for t in value.split(",") if t.strip())
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(v.strip() for v in value)
+    raise RobidInputError(f"{label}: expected a list of {what}, got {value!r}")

@@ -15,9 +15,10 @@ from robid.cli import build_parser
 from robid.cli.process_cmd import processing_options, screening_policy
 from robid.errors import RobidInputError
 from robid.fleet.spec import fleet_from_dict
-from robid.requests import Where, processing_request, screening_request
+from robid.requests import Where, estimator_request, processing_request, screening_request
 
-MIN_SPEED, MAX_GAP = 0.123, 7.5  # not robid's defaults: where they show, the front end took the request layer's
+#: not robid's defaults: where they show, the front end took the request layer's
+MIN_SPEED, MAX_GAP, METHOD = 0.123, 7.5, "irls"
 
 
 @pytest.fixture
@@ -29,6 +30,7 @@ def changed_defaults(monkeypatch, tmp_path: Path):
     (tmp_path / "run.csv").write_text("t,q1\n")
     monkeypatch.setitem(requests.PROCESSING_DEFAULTS, "min_speed", MIN_SPEED)
     monkeypatch.setitem(requests.SCREENING_DEFAULTS, "max_gap_factor", MAX_GAP)
+    monkeypatch.setitem(requests.IDENTIFICATION_DEFAULTS, "method", METHOD)
 
 
 CAMPAIGN = {
@@ -49,6 +51,8 @@ def test_the_command_line_takes_the_request_layers_defaults(changed_defaults):
         assert processing_options(args).min_speed == MIN_SPEED, command
         assert screening_policy(args).max_gap_factor == MAX_GAP, command
     assert _identify_help_shows()
+    args = build_parser().parse_args(["identify", "ur10e", "run.csv", "--out", "r.json"])
+    assert estimator_request({"method": args.method}, Where.command_line()).method == METHOD
 
 
 def _identify_help_shows() -> bool:
@@ -64,7 +68,7 @@ def _identify_help_shows() -> bool:
 
 def test_a_campaign_file_takes_the_request_layers_defaults(changed_defaults, tmp_path: Path):
     spec = campaign_from_dict(dict(CAMPAIGN), tmp_path / "c.yaml")
-    assert _base_processing(spec).min_speed == MIN_SPEED
+    assert _base_processing(spec).min_speed == MIN_SPEED and spec.method == METHOD
     assert screening_request(spec.screening, Where.file(spec.source, "screening")).max_gap_factor == MAX_GAP
     # a campaign's own value wins over the default
     own = campaign_from_dict({**CAMPAIGN, "processing": {"min_speed": 0.0}}, tmp_path / "c.yaml")
@@ -74,7 +78,7 @@ def test_a_campaign_file_takes_the_request_layers_defaults(changed_defaults, tmp
 def test_the_python_campaign_api_takes_the_request_layers_defaults(changed_defaults, tmp_path: Path):
     campaign = robid.Campaign("ur10e", measurements={"run": {"file": "run.csv"}},
                               identification={"measurements": ["run"]}, report=False, base=tmp_path)
-    assert _base_processing(campaign.spec).min_speed == MIN_SPEED
+    assert _base_processing(campaign.spec).min_speed == MIN_SPEED and campaign.spec.method == METHOD
 
 
 def test_a_fleet_takes_the_request_layers_defaults(changed_defaults, tmp_path: Path):
@@ -83,7 +87,7 @@ def test_a_fleet_takes_the_request_layers_defaults(changed_defaults, tmp_path: P
     ]}]}, tmp_path / "fleet.yaml")
     (job,) = fleet.jobs
     assert job.campaign is not None, job
-    assert _base_processing(job.campaign).min_speed == MIN_SPEED
+    assert _base_processing(job.campaign).min_speed == MIN_SPEED and job.campaign.method == METHOD
 
 
 def test_a_wrong_value_is_named_in_each_front_ends_words(tmp_path: Path):
@@ -98,3 +102,14 @@ def test_a_wrong_value_is_named_in_each_front_ends_words(tmp_path: Path):
         screening_request({"max_gap_factor": 0.5}, Where.command_line())
     with pytest.raises(RobidInputError, match=r"^--max-drop: "):
         screening_request({"max_drop_fraction": 2.0}, Where.command_line())
+    with pytest.raises(RobidInputError, match=r"^--friction-models: expected at least two of"):
+        estimator_request({"friction_models": "stribeck"}, Where.command_line())
+    with pytest.raises(RobidInputError, match=r"c\.yaml: identification\.friction_models: expected at least two"):
+        campaign_from_dict({**CAMPAIGN, "identification": {"measurements": ["run"], "friction_models": ["coulomb"]}},
+                           tmp_path / "c.yaml")
+    with pytest.raises(RobidInputError, match=r"c\.yaml: identification\.method: expected one of"):
+        campaign_from_dict({**CAMPAIGN, "identification": {"measurements": ["run"], "method": "magic"}},
+                           tmp_path / "c.yaml")
+    assert estimator_request({"friction_models": "none"}, Where.command_line()).friction_models == ()
+    assert estimator_request({"compare_methods": "wls, didim"}, Where.command_line()).compare_methods == ("wls",
+                                                                                                          "didim")
