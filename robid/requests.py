@@ -27,7 +27,7 @@ from robid.defaults import (
     FRICTION_MODELS_AUTO,
     METHODS,
 )
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 
 #: the signal stage's defaults for every front end (ProcessingOptions fields); ``decimate`` None is automatic.
 #: Fields absent here keep ProcessingOptions' own default (None: chosen from the data).
@@ -58,16 +58,37 @@ CLI_FLAGS = {
 }
 
 
+#: the campaign file's block of the options the library may name in an error (others: identification)
+CAMPAIGN_BLOCKS = {
+    **dict.fromkeys(("format", "periods", "rate", "speed_scale"), "export[]"),
+    "noise": "measurements.*.simulate",
+    **dict.fromkeys(PROCESSING_DEFAULTS, "processing"),
+    **dict.fromkeys(SCREENING_DEFAULTS, "screening"),
+}
+
+
 @dataclass(frozen=True)
 class Where:
-    """How a front end names a field in its messages: ``label(field)``."""
+    """How a front end names a field in its messages: ``label(field)`` where the message is about the field,
+    ``mention(field)`` where a message about something else mentions it (default: ``label``)."""
 
     label: Callable[[str], str]
+    mention: Callable[[str], str] | None = None
+
+    def words(self, error: RobidOptionError) -> str:
+        """The library's option error (named by fields) in this front end's words."""
+        return error.worded(self.label, self.mention)
 
     @classmethod
     def command_line(cls) -> Where:
         """``--min-speed`` for ``min_speed`` (CLI_FLAGS where the option's name is not the field's)."""
         return cls(lambda field: CLI_FLAGS.get(field, "--" + field.replace("_", "-")))
+
+    @classmethod
+    def campaign(cls, source: object) -> Where:
+        """A campaign file's block of each option the library names: ``campaign.yaml: identification.method``."""
+        return cls(lambda field: f"{source}: {CAMPAIGN_BLOCKS.get(field, 'identification')}.{field}",
+                   lambda field: f"{field}:")
 
     @classmethod
     def file(cls, source: object, block: str) -> Where:

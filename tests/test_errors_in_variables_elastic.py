@@ -154,7 +154,7 @@ def test_elastic_eiv_needs_the_averaged_periodic_path():
     processed.noise.theta_std_processed = None
     W, _, _ = elastic_rows(robot, processed, "run.csv")
     dataset = SimpleNamespace(processed=processed, W=W, source="run.csv", reconstructed_link=False)
-    with pytest.raises(RobidInputError, match="run.csv: --method eiv in the elastic layout needs the averaged"):
+    with pytest.raises(RobidInputError, match="run.csv: method eiv in the elastic layout needs the averaged"):
         regressor_noise_gram(robot, dataset, "all")
 
 

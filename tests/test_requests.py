@@ -113,3 +113,35 @@ def test_a_wrong_value_is_named_in_each_front_ends_words(tmp_path: Path):
     assert estimator_request({"friction_models": "none"}, Where.command_line()).friction_models == ()
     assert estimator_request({"compare_methods": "wls, didim"}, Where.command_line()).compare_methods == ("wls",
                                                                                                           "didim")
+
+
+def test_the_librarys_option_errors_are_worded_by_each_front_end():
+    """The library names an option by its field (robid.errors.RobidOptionError); the command line words it as its
+    flag, a campaign file as its block and key, the library alone as the field."""
+    from robid.errors import RobidOptionError
+
+    error = RobidOptionError("method", "didim: not with {motor_encoders_only}")
+    assert str(error) == "method: didim: not with motor_encoders_only"
+    assert Where.command_line().words(error) == "--method: didim: not with --motor-encoders-only"
+    assert Where.campaign("c.yaml").words(error) == ("c.yaml: identification.method: didim: not with "
+                                                     "motor_encoders_only:")
+
+
+def test_no_library_message_names_a_command_line_flag():
+    """Every flag in an error the library raises is a {field} placeholder that the front end words (RobidOptionError):
+    only robid/cli (the command line itself) and robid/requests spell flags. AST scan of every raise."""
+    import ast
+    import re
+
+    root = Path(robid.__file__).parent
+    flag = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+    found = []
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("cli/") or rel == "requests.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                found += [f"{rel}:{c.lineno} {flag.findall(c.value)}" for c in ast.walk(node.exc)
+                          if isinstance(c, ast.Constant) and isinstance(c.value, str) and flag.search(c.value)]
+    assert found == [], found

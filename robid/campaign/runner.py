@@ -108,14 +108,20 @@ def run_campaign(
     """Run every step of ``spec`` under ``root`` (module docstring); steps whose fingerprint and outputs are
     unchanged are skipped (``force``: run them all). The step lines go to ``log``, by default to the logger
     ``robid.campaign.runner`` (silent unless logging is configured, robid.progress)."""
+    from robid.errors import RobidOptionError
+    from robid.requests import Where
+
     log = log or _log.info
     c = _Campaign(spec, Path(root), force, log)
-    with progress.bar(c.step_count(), f"campaign {spec.name}", "steps") as c.bar:
-        traj_paths = c.designs()
-        c.exports(traj_paths)
-        meas_paths, truths = c.measurements(traj_paths)
-        result_path, record = c.identification(traj_paths, meas_paths, truths)
-        report_path = c.report(traj_paths, result_path, record)
+    try:
+        with progress.bar(c.step_count(), f"campaign {spec.name}", "steps") as c.bar:
+            traj_paths = c.designs()
+            c.exports(traj_paths)
+            meas_paths, truths = c.measurements(traj_paths)
+            result_path, record = c.identification(traj_paths, meas_paths, truths)
+            report_path = c.report(traj_paths, result_path, record)
+    except RobidOptionError as exc:  # the library names the option's field: the campaign file's words for it
+        raise RobidInputError(Where.campaign(spec.source).words(exc)) from None
     if all(s.status == "up to date" for s in c.outcomes):
         log(f"campaign {spec.name}: nothing to recompute, all {len(c.outcomes)} steps up to date")
     if record is None:

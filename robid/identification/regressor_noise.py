@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidOptionError
 from robid.identification.datasets import DataSet
 
 #: central-difference steps of the position (rad or m) and velocity (rad/s or m/s) Jacobians of the elastic
@@ -55,11 +55,11 @@ def regressor_noise_gram(robot, dataset: DataSet, torque_band: str) -> np.ndarra
     """(rows, nb, nb): per row, the Gram matrix of the regressor noise over its used rows (module docstring)."""
     processed = dataset.processed
     if dataset.reconstructed_link:
-        raise RobidInputError("--method eiv: motor-encoder-only runs are not supported (their link states are "
-                              "reconstructed, not measured)")
+        raise RobidOptionError("method", "eiv: motor-encoder-only runs are not supported (their link states are "
+                               "reconstructed, not measured)")
     if processed.mode not in ("periodic", "periodic-samples") or torque_band != "all":
-        raise RobidInputError(
-            f"{dataset.source}: --method eiv needs the periodic path with torque band 'all' (the regressor must not "
+        raise RobidOptionError(None,
+            f"{dataset.source}: {{method}} eiv needs the periodic path with torque band 'all' (the regressor must not "
             f"be filtered again after differentiation); this run is {processed.mode} with torque band {torque_band}"
         )
     if robot.motor_joints:
@@ -88,8 +88,8 @@ def _elastic_gram(robot, dataset: DataSet) -> np.ndarray:
     processed = dataset.processed
     noise = processed.noise
     if processed.mode != "periodic" or noise.theta_std_processed is None:
-        raise RobidInputError(
-            f"{dataset.source}: --method eiv in the elastic layout needs the averaged periodic path (the motor "
+        raise RobidOptionError(None,
+            f"{dataset.source}: {{method}} eiv in the elastic layout needs the averaged periodic path (the motor "
             f"encoders' noise comes from the scatter of theta between periods); this run is {processed.mode}"
         )
     rows = dataset.W.shape[1]
