@@ -36,6 +36,7 @@ import scipy.interpolate
 from robid.excitation.constraints import JointLimitSet
 from robid.excitation.programs import krl as krl_module
 from robid.excitation.programs import rapid as rapid_module
+from robid.excitation.programs.checks import ProgramLimit
 from robid.excitation.programs.common import (
     DEG,
     CommandedPath,
@@ -72,15 +73,6 @@ class ExecutedMotion:
     lead: int
     start: np.ndarray | None = None  # approach target (robid convention)
     info: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ProgramLimit:
-    quantity: str
-    joint: str
-    value: float | tuple[float, float]
-    limit: float | tuple[float, float]
-    ok: bool
 
 
 @dataclass(frozen=True, eq=False)
