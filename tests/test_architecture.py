@@ -122,3 +122,80 @@ def test_the_request_layer_sits_between_the_front_ends_and_the_library():
     assert {m for m in _imports("requests") if not m.startswith(allowed)} == set()
     for front_end in ("cli/process_cmd", "campaign/runner"):
         assert "robid.requests" in _imports(front_end), front_end
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """robid module -> the robid modules it imports, at module level or inside functions (imports under
+    ``if TYPE_CHECKING:`` are not imports at run time and do not count); ``from package import module`` counts
+    as importing the module."""
+    modules = {}
+    for path in ROOT.rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT.parent).with_suffix("").parts)
+        modules[name.removesuffix(".__init__")] = path
+
+    def resolve(name: str) -> str:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                       and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING"
+                       for statement in node.body for n in ast.walk(statement)}
+        targets = set()
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("robid"):
+                targets |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                            for a in node.names}
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names if a.name.startswith("robid")}
+        graph[name] = {resolve(t) for t in targets} - {name, ""}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_no_import_circle_counting_imports_inside_functions():
+    """No robid module reaches itself through imports, those inside functions included (issue 35): a circle hidden
+    by a function-level import is still a circle of responsibilities (the strongly connected components of the
+    import graph must each be one module)."""
+    graph = _module_graph()
+    assert _circles(graph) == []
+    # the check can fail: one import back, e.g. inside a function, closes a circle
+    graph["robid.excitation.joint_limits"].add("robid.excitation.constraints")
+    (circle,) = _circles(graph)
+    assert {"robid.excitation.constraints", "robid.excitation.joint_limits"} <= set(circle)
