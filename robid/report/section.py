@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import jinja2
 
 from robid.record._html import format_number as num  # the number format of every table (sections import it here)
-from robid.report._style import CSS
 
 if TYPE_CHECKING:  # pragma: no cover
     from robid.report._data import ReportData
@@ -87,6 +86,8 @@ def _scoped_selectors(selectors: str, scope: str) -> str:
 def notebook_html(body: str) -> str:
     """``body`` (report HTML) with the report's CSS, scoped (:func:`scoped_css`), in one element: what Jupyter
     shows for a section or a whole report. No script, no external resource, like the report file."""
+    from robid.report._html import CSS  # the page module imports this one
+
     return f'<div class="{SCOPE}">\n<style>{scoped_css(CSS)}</style>\n{body}\n</div>'
 
 
