@@ -36,7 +36,6 @@ import scipy.interpolate
 from robid.excitation.constraints import JointLimitSet
 from robid.excitation.programs import krl as krl_module
 from robid.excitation.programs import rapid as rapid_module
-from robid.excitation.programs.checks import ProgramLimit
 from robid.excitation.programs.common import (
     DEG,
     CommandedPath,
@@ -73,6 +72,15 @@ class ExecutedMotion:
     lead: int
     start: np.ndarray | None = None  # approach target (robid convention)
     info: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProgramLimit:
+    quantity: str
+    joint: str
+    value: float | tuple[float, float]
+    limit: float | tuple[float, float]
+    ok: bool
 
 
 @dataclass(frozen=True, eq=False)
