@@ -6,7 +6,8 @@ Public surface (interfaces.md section 2): :func:`load_robot` returning a :class:
 """
 
 from robid.errors import RobidInputError
-from robid.version import __version__
+
+__version__ = "0.1.0"
 
 __all__ = ["BaseParameters", "Campaign", "Robot", "RobidInputError", "load_robot", "__version__"]
 

@@ -129,8 +129,7 @@ class Report:
         self.sections = list(default_sections() if sections is None else sections)
 
     def render(self, data: ReportData) -> str:
-        from robid import progress
-        from robid.version import __version__
+        from robid import __version__, progress
 
         first, bodies = [], []
         shown = [s for s in self.sections if s.applies(data)]
