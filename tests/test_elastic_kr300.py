@@ -169,7 +169,9 @@ def test_kr300_elastic_campaign_stiffness_against_the_stored_values(elastic_camp
     from other runs (B alone: 1.9e5 / 7e3; A, B and C together: 3.5e5 / 2.9e5): the torque-domain layout regresses
     the link torque on a deflection that carries more than a spring and an unknown reference per run, which it has
     no term for, and the spring's scale trades with the split of link and rotor inertia, which the drive rows do
-    not fix (docs/validation.md, "Why the campaign's k is low"). Its std (10 %) counts run A's noise only.
+    not fix (docs/validation.md, "Why the campaign's k is low"). Run A's own encoders give the same low spring
+    (3.1e6 / 1.7e6), runs B and C higher ones: the runs disagree beyond their std, and the campaign's std includes
+    that run-to-run scatter (robid.identification.spring_spread: 2.5e5 -> 3.0e6 on A2), so it says so.
     A1's spring is not determined (vertical axis, deflection 0.001 deg).
     """
     values = {p.name: p for p in elastic_campaign.base_parameters}
@@ -193,11 +195,15 @@ def test_kr300_elastic_campaign_stiffness_against_the_stored_values(elastic_camp
         # pooled over the runs, the identified model gives the stored spring within its uncertainty (2.5 std)
         assert abs(mine.stiffness - STORED[name]) < 2.5 * mine.std, name
         assert mine.std < 0.2 * mine.stiffness, name
-        # the campaign's k: positive and determined to 15 % by its own std, but more than 3 std below the stored
-        # value -- the gap of the torque-domain layout (docstring), stated in docs/validation.md; a fix of the layout
-        # (link-row offset, deflection as the target) has to move this assertion
-        assert k.value > 0 and k.std < 0.15 * k.value, name
-        assert k.value < STORED[name] - 3 * k.std, name
+        # the campaign's k: positive, well below the stored value (run A's own encoders say the same: 3.1e6 /
+        # 1.7e6), and its std says how little the data pin it: the runs' encoders disagree beyond their std
+        # (robid.identification.spring_spread), so the std includes the run-to-run scatter and the stored value
+        # lies within 2.5 of it -- the measured reason of docs/validation.md, in the record itself
+        assert 0 < k.value < 0.5 * STORED[name], name
+        assert abs(k.value - STORED[name]) < 2.5 * k.std, (name, k.value, k.std)
+        assert k.identifiability != "well-identified", name
+        spread = [n for n in elastic_campaign.notes if n.startswith(f"springs: k_{name} ")]
+        assert spread and "disagree beyond their std" in spread[0], spread
     k1 = results["A1"][0]
     assert k1.identifiability != "well-identified" and k1.std > 0.5 * abs(k1.value)  # A1 undetermined
 

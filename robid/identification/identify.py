@@ -252,6 +252,10 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
     adopted = friction is not None and _adopts(friction, o, notes)
     if adopted:
         est = _with_friction(est, friction.final, base.names)
+    if robot.motor_joints and not o.motor_encoders_only and not compact:  # the springs run by run
+        from robid.identification.spring_spread import spring_spreads, widened
+
+        est = widened(est, spring_spreads(robot, (*sets, *vsets), est.values, list(base.names)), notes)
     nominal_base = base.values(robot.parameters)
     ident = classify(  # the compressed problem has the weighted column norms of the stacked one
         est,
