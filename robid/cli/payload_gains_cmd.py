@@ -74,6 +74,7 @@ def _mapping_gains(mapping, dof: int):
 def run_calibrate_gains(args: argparse.Namespace) -> int:
     import robid
     from robid.cli.process_cmd import processing_options, screening_policy
+    from robid.io.files import content_hash
     from robid.payload.gains_file import gains_document, write_gains
     from robid.payload.identify import calibrate_drive_gains
 
@@ -91,6 +92,7 @@ def run_calibrate_gains(args: argparse.Namespace) -> int:
         "method": METHOD.format(com="given" if com else "estimated"),
         "loaded": str(args.loaded), "unloaded": str(args.unloaded),
         "data_modified": {"loaded": _modified(args.loaded), "unloaded": _modified(args.unloaded)},
+        "sha256": {"loaded": content_hash(args.loaded), "unloaded": content_hash(args.unloaded)},
         "mapping": None if args.mapping is None else str(args.mapping),
         "mass": float(args.mass), "com": None if com is None else list(com),
         "com_estimated": None if com else [round(x, 6) for x in cal.com],
