@@ -184,3 +184,59 @@ def test_calibrate_gains_refuses_bad_options(tmp_path, capsys):
         assert main(base + extra) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("robid: error:") and word in err and "\n" not in err, err
+
+
+MAPPING = """robid_mapping: 1
+format: csv
+header: false
+dof: 6
+time: {column: 1, unit: s}
+positions: {columns: [2, 3, 4, 5, 6, 7], unit: rad}
+velocities: {columns: [8, 9, 10, 11, 12, 13], unit: rad/s}
+currents:
+  columns: [14, 15, 16, 17, 18, 19]
+  unit: A
+  gains: [10.0, 10.6956, 8.4566, 9.0029, 9.4800, 10.1232]
+"""
+GAINS = ("robid_gains: 1\nrobot: ur10e\njoints: [J1, J2, J3, J4, J5, J6]\nscale: [1.0, 1.1, 1.2, 1.05, 1.0, 0.9]\n"
+         "calibrated: [false, true, true, true, true, true]\n")
+
+
+def test_a_mapping_points_to_a_gains_file_and_its_gains_are_scaled(tmp_path):
+    """currents.gain_scale (relative to the mapping): the gains used are K_j * scale_j, and the torque note says
+    which file scaled them."""
+    from robid.io.mapping import read_mapping
+    from robid.io.motor_side import currents_to_torque
+
+    (tmp_path / "cal").mkdir()
+    (tmp_path / "cal" / "gains.yaml").write_text(GAINS)
+    path = tmp_path / "map.yaml"
+    path.write_text(MAPPING + "  gain_scale: cal/gains.yaml\n")
+    group = read_mapping(path).groups["currents"]
+    expected = np.array([10.0, 10.6956, 8.4566, 9.0029, 9.4800, 10.1232]) * [1.0, 1.1, 1.2, 1.05, 1.0, 0.9]
+    np.testing.assert_allclose(group.gains, expected, rtol=1e-12)
+    assert group.gain_scale == str(tmp_path / "cal" / "gains.yaml")
+    notes: list[str] = []
+    tau = currents_to_torque(np.ones((3, 6)), group, None, notes, "run.csv")
+    np.testing.assert_allclose(tau[0], expected)
+    assert "scaled by the drive-gain file" in notes[-1]
+
+
+@pytest.mark.parametrize("extra, field", [
+    ("  gain_scale: nowhere.yaml\n", "gain_scale"),
+    ("  gain_scale: [1, 2]\n", "gain_scale"),
+    ("  gain_scale: short.yaml\n", "gain_scale"),
+    ("  gain_scale: bad.yaml\n", "scale[2]"),
+])
+def test_a_bad_gain_scale_in_a_mapping_is_one_line_naming_file_and_field(tmp_path, extra, field):
+    from robid.errors import RobidInputError
+    from robid.io.mapping import read_mapping
+
+    (tmp_path / "short.yaml").write_text("robid_gains: 1\njoints: [J1, J2]\nscale: [1, 1]\n")
+    (tmp_path / "bad.yaml").write_text(GAINS.replace("1.1,", "0,"))
+    path = tmp_path / "map.yaml"
+    path.write_text(MAPPING + extra)
+    with pytest.raises(RobidInputError) as info:
+        read_mapping(path)
+    message = str(info.value)
+    assert "\n" not in message and field in message and str(tmp_path) in message, message

@@ -75,7 +75,7 @@ def run_calibrate_gains(args: argparse.Namespace) -> int:
     import robid
     from robid.cli.process_cmd import processing_options, screening_policy
     from robid.io.files import content_hash
-    from robid.payload.gains_file import gains_document, write_gains
+    from robid.io.gains_file import gains_document, write_gains
     from robid.payload.identify import calibrate_drive_gains
 
     com = parse_com(args.com)

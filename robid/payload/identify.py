@@ -101,7 +101,7 @@ def _gain_scale(gains, joint_names) -> tuple[tuple[float, ...], str] | None:
     if gains is None:
         return None
     if isinstance(gains, (str, Path)):
-        from robid.payload.gains_file import read_gains
+        from robid.io.gains_file import read_gains
 
         return read_gains(gains, joint_names).scale, str(gains)
     values = tuple(float(x) for x in gains)
