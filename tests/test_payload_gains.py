@@ -240,3 +240,19 @@ def test_a_bad_gain_scale_in_a_mapping_is_one_line_naming_file_and_field(tmp_pat
         read_mapping(path)
     message = str(info.value)
     assert "\n" not in message and field in message and str(tmp_path) in message, message
+
+
+def test_a_campaign_identifies_again_when_the_gains_file_its_mapping_points_to_changes(tmp_path):
+    """The campaign's identification fingerprint holds the mapping's content and its gain_scale file's: a new
+    calibration is not hidden by the cache."""
+    from robid.campaign.runner import _mapping_fingerprint
+
+    (tmp_path / "gains.yaml").write_text(GAINS)
+    path = tmp_path / "map.yaml"
+    path.write_text(MAPPING + "  gain_scale: gains.yaml\n")
+    first = _mapping_fingerprint(path)
+    (tmp_path / "gains.yaml").write_text(GAINS.replace("1.1,", "1.12,"))
+    second = _mapping_fingerprint(path)
+    assert first != second and first[:2] == second[:2]
+    path.write_text(MAPPING)
+    assert len(_mapping_fingerprint(path)) == 2 and _mapping_fingerprint(None) is None

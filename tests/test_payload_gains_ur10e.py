@@ -142,3 +142,37 @@ def test_the_gains_scatter_between_pairs_exceeds_their_statistical_std(shared, u
           f"%, statistical std {np.round(100 * std, 2)} %")
     assert np.all(std < 0.005) and np.max(diff) > 3 * np.max(std)
     assert np.all(diff < 0.07)
+
+
+def test_the_users_path_command_gains_file_and_mapping_pointer_agree(shared, ur10e, tmp_path, capsys):
+    """As a user runs it: calibrate-gains on 01_31 with the campaign's mapping writes GAINS.yaml (the mapping's
+    gains times the scale in mapping_gains); payload identify on 02_19 with --gains, and with a copy of the mapping
+    whose currents.gain_scale points to GAINS.yaml, give the same payload as the rows corrected in process."""
+    import yaml
+
+    from robid.cli import main
+    from robid.payload import identify_payload
+
+    folder = _folder()
+    mapping = Path(__file__).resolve().parents[1] / "measurements/ur10e/mapping.yaml"
+    gains = tmp_path / "gains.yaml"
+    loaded, unloaded = (str(folder / f) for f in PAIRS["01_31"])
+    assert main(["payload", "calibrate-gains", "ur10e", "--loaded", loaded, "--unloaded", unloaded, "--mass",
+                 str(MASS), "--mapping", str(mapping), "--out", str(gains)]) == 0
+    out = capsys.readouterr()
+    assert "J1: not calibrated (scale 1)" in out.err and "J2: scale 1.14" in out.out
+    doc = yaml.safe_load(gains.read_text())
+    _, cal, _ = ur10e
+    np.testing.assert_allclose(doc["scale"], cal["01_31"].scale, rtol=1e-5)
+    k = np.array([10.0000, 10.6956, 8.4566, 9.0029, 9.4800, 10.1232])
+    np.testing.assert_allclose(doc["mapping_gains"], k * cal["01_31"].scale, rtol=1e-5)
+    assert doc["provenance"]["com"] is None and len(doc["provenance"]["com_estimated"]) == 3
+    scaled_mapping = tmp_path / "mapping.yaml"
+    scaled_mapping.write_text(mapping.read_text() + "  gain_scale: gains.yaml\n")
+    m_loaded, m_unloaded = (folder / f for f in PAIRS["02_19"])
+    with_file = identify_payload("ur10e", m_loaded, unloaded=m_unloaded, mapping=mapping, policy=POLICY, gains=gains)
+    with_mapping = identify_payload("ur10e", m_loaded, unloaded=m_unloaded, mapping=scaled_mapping, policy=POLICY)
+    print(f"\n02_19 with 01_31's gains: --gains {with_file.body.mass:.5f} kg, mapping gain_scale "
+          f"{with_mapping.body.mass:.5f} kg")
+    assert abs(with_file.body.mass / MASS - 1) < 0.03
+    assert with_mapping.body.mass == pytest.approx(with_file.body.mass, rel=1e-4)
