@@ -74,7 +74,7 @@ def test_calibrated_on_one_pair_the_other_pairs_mass_is_within_3_percent_both_wa
 def test_the_vertical_first_joint_gets_no_correction_and_says_why(shared, ur10e):
     """J1's axis is vertical: gravity cannot load it, only the payload's inertia does (rms 2.1 N m against a
     residual of 1.0-1.3 N m, mostly the friction change between the runs). Below 3 times its residual it gets no
-    correction. Calibrated anyway (rule relaxed), the two pairs would give 1.33 and 1.23: 8 % apart."""
+    correction. Calibrated anyway (rule relaxed), the two pairs would give 1.334 and 1.235: 8 % apart."""
     _, cal, _ = ur10e
     for name in PAIRS:
         c = cal[name]
