@@ -256,3 +256,18 @@ def test_a_campaign_identifies_again_when_the_gains_file_its_mapping_points_to_c
     assert first != second and first[:2] == second[:2]
     path.write_text(MAPPING)
     assert len(_mapping_fingerprint(path)) == 2 and _mapping_fingerprint(None) is None
+
+
+def test_point_mass_inertia_and_its_derivative_against_the_parallel_axis_theorem():
+    """Against robid.payload.body (parallel-axis theorem, an independent formula) and central differences."""
+    from robid.payload.gains import point_mass_inertia
+
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        mass, com = float(rng.uniform(0.5, 5)), rng.uniform(-0.2, 0.2, 3)
+        inertia, jac = point_mass_inertia(mass, mass * com)
+        np.testing.assert_allclose(inertia, PayloadBody(mass, tuple(com)).standard()[4:], atol=1e-14)
+        h, eps = mass * com, 1e-6
+        numeric = np.column_stack([(point_mass_inertia(mass, h + eps * e)[0] - point_mass_inertia(mass, h - eps * e)[0])
+                                   / (2 * eps) for e in np.eye(3)])
+        np.testing.assert_allclose(jac, numeric, atol=1e-8)

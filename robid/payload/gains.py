@@ -12,13 +12,16 @@ row of the loaded-minus-unloaded torque is
 
 ``g_j`` the true-over-measured gain ratio of joint j, ``Y_j`` the payload columns (robid.payload.regressor),
 ``pi_p`` the payload's standard parameters with the known mass ``m``, first moments ``h = m c`` (known, or
-unknown and shared by all joints) and the inertia of a point mass at the COM (I_O = (|h|^2 E - h h^T) / m), and a
-change of Coulomb and viscous friction between the runs (a harmonic drive's friction grows with the torque it
-transmits; on the UR10e pairs these columns halve the residual of joints 1-3). The measured quantity is
-``dtau``, so (1) is fitted in output-error form, ``dtau_j = c_j f_j(h) + F_j phi_j`` with ``c_j = 1 / g_j``,
-by Gauss-Newton with robid's per-joint WLS on every linearisation (robid.estimation.wls; the filter's row
-correlation in weights and covariance), started from the linear fit with ``c = 1``. ``std(g_j) = std(c_j) /
-c_j^2`` (first order) is the statistical std: the residual noise through the least squares.
+unknown and shared by all joints) and the inertia about the flange origin of a point mass at the COM,
+(|h|^2 E - h h^T) / m, plus the inertia about the COM ``I_C`` (unknown and shared when the motion determines the
+inertia columns -- variance inflation below robid.payload.estimate.VIF_LIMIT --, else zero), and a change of
+Coulomb and viscous friction between the runs (a harmonic drive's friction grows with the torque it transmits; on
+the UR10e pair 01_31 these columns lower the residual of joints 1-3 from 1.66 / 1.84 / 1.10 to 0.98 / 1.14 /
+0.62 N m). The measured quantity is ``dtau``, so (1) is fitted in output-error form,
+``dtau_j = c_j f_j(h, I_C) + F_j phi_j`` with ``c_j = 1 / g_j``, by Gauss-Newton with robid's per-joint WLS on
+every linearisation (robid.estimation.wls; the filter's row correlation in weights and covariance), started from
+the fit with ``c = 1``. ``std(g_j) = std(c_j) / c_j^2`` (first order) is the statistical std: the residual noise
+through the least squares (on the UR10e the scales of two pairs differ by far more: docs/payload.md).
 
 A joint whose payload torque is too small against its residual (rms of ``f_j`` below :data:`GAIN_SNR_MIN` times
 the residual std of the starting fit, or fewer than 20 rows) is not calibrated: its scale stays 1 and a note says
@@ -49,7 +52,8 @@ _STEP_TOL = 1e-4  # Gauss-Newton stops when every step is below this many standa
 class GainCalibration:
     """Per joint: ``scale`` g_j (true torque = g_j * measured torque; 1 where not calibrated), ``std`` its
     statistical standard deviation (NaN where not calibrated), ``calibrated``; ``payload_rms`` the rms of the
-    payload's torque f_j and ``sigma`` the residual std (N m) that decided it; the payload's ``mass`` (given),
+    payload's torque f_j (N m; against the starting fit's residual it decided ``calibrated``) and ``sigma`` the
+    residual std per joint of the final fit (N m, over the joint's rows); the payload's ``mass`` (given),
     ``com`` (given, or estimated with ``com_std``), ``friction_change`` (dof, 2) dFc, dFv; ``rows_used``."""
 
     joint_names: tuple[str, ...]
