@@ -271,3 +271,15 @@ def test_point_mass_inertia_and_its_derivative_against_the_parallel_axis_theorem
         numeric = np.column_stack([(point_mass_inertia(mass, h + eps * e)[0] - point_mass_inertia(mass, h - eps * e)[0])
                                    / (2 * eps) for e in np.eye(3)])
         np.testing.assert_allclose(jac, numeric, atol=1e-8)
+
+
+def test_gains_given_twice_are_refused(tmp_path):
+    """--gains beside a mapping whose currents.gain_scale scales the gains already would count the scale twice."""
+    from robid.errors import RobidInputError
+
+    (tmp_path / "gains.yaml").write_text(GAINS)
+    path = tmp_path / "map.yaml"
+    path.write_text(MAPPING + "  gain_scale: gains.yaml\n")
+    with pytest.raises(RobidInputError, match=r"^--gains: the mapping .*map.yaml scales its current gains"):
+        identify_payload("ur10e", tmp_path / "l.csv", unloaded=tmp_path / "u.csv", mapping=path,
+                         gains=tmp_path / "gains.yaml")

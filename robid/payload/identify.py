@@ -41,7 +41,7 @@ def identify_payload(
     model_ = robot.model if isinstance(robot, Robot) else load_robot(robot).model
     rigid = Robot(model_, terms=("rigid",))
     options = options or ProcessingOptions(min_speed=DEFAULT_MIN_SPEED)
-    scale = _gain_scale(gains, model_.joint_names)
+    scale = _gain_scale(gains, model_.joint_names, (mapping, unloaded_mapping))
     if unloaded is not None:
         run_l = processed_run(rigid, loaded, mapping=mapping, options=options, policy=policy)
         run_u = processed_run(rigid, unloaded, mapping=unloaded_mapping or mapping, options=options, policy=policy)
@@ -96,10 +96,18 @@ def calibrate_drive_gains(
     return calibrate_gains(rows, mass, com=com, joint_names=model_.joint_names)
 
 
-def _gain_scale(gains, joint_names) -> tuple[tuple[float, ...], str] | None:
-    """(scale per joint, source) of ``gains``: a GAINS.yaml path, or numbers; None for no gains."""
+def _gain_scale(gains, joint_names, mappings=()) -> tuple[tuple[float, ...], str] | None:
+    """(scale per joint, source) of ``gains``: a GAINS.yaml path, or numbers; None for no gains. Refused when a
+    mapping of ``mappings`` scales its current gains already (currents.gain_scale): the scale would count twice."""
     if gains is None:
         return None
+    from robid.io.mapping import read_mapping
+
+    for path in (m for m in mappings if m is not None):
+        currents = read_mapping(path).groups.get("currents")
+        if currents is not None and currents.gain_scale:
+            raise RobidInputError(f"--gains: the mapping {path} scales its current gains by {currents.gain_scale} "
+                                  "already (currents.gain_scale): give one of them")
     if isinstance(gains, (str, Path)):
         from robid.io.gains_file import read_gains
 
