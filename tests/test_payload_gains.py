@@ -283,3 +283,23 @@ def test_gains_given_twice_are_refused(tmp_path):
     with pytest.raises(RobidInputError, match=r"^--gains: the mapping .*map.yaml scales its current gains"):
         identify_payload("ur10e", tmp_path / "l.csv", unloaded=tmp_path / "u.csv", mapping=path,
                          gains=tmp_path / "gains.yaml")
+
+
+def test_a_joint_without_rows_gets_no_correction_and_no_friction_change():
+    """A joint that never moves faster than --min-speed has no rows: scale 1, its note, the others unaffected."""
+    import dataclasses
+
+    rows = _static_rows([1.0, 1.1, 0.9, 1.2, 1.0, 1.05], (0.03, -0.02, 0.09), noise=0.05, seed=3)
+    keep = rows.keep.copy()
+    keep[:, 2] = False
+    rng = np.random.default_rng(5)
+    friction = np.stack([np.sign(rng.standard_normal(keep.shape)), rng.standard_normal(keep.shape)], axis=2)
+    rows = dataclasses.replace(rows, keep=keep, dtau=rows.dtau * keep, Y=rows.Y * keep[:, :, None],
+                               friction=friction * keep[:, :, None])
+    cal = calibrate_gains(rows, 2.5, joint_names=[f"q{j + 1}" for j in range(6)])
+    assert cal.calibrated[:3] == (False, True, False) and cal.converged
+    assert any(n.startswith("q3: not calibrated (scale 1)") for n in cal.notes)
+    assert cal.friction_change[2].tolist() == [0.0, 0.0]
+    assert abs(cal.scale[1] - 1.1) < 4 * cal.std[1] and abs(cal.scale[3] - 1.2) < 4 * cal.std[3]
+    with pytest.raises(Exception, match="--com"):
+        calibrate_gains(rows, 2.5, com=(0.1, 0.2))

@@ -157,9 +157,12 @@ def calibrate_gains(rows: PayloadRows, mass: float, com=None, joint_names=None) 
     zero (a point mass)."""
     if not (math.isfinite(mass) and mass > 0):
         raise RobidInputError(f"--mass: expected a payload mass > 0 kg, got {mass:g}")
+    if com is not None and (np.shape(com) != (3,) or not np.all(np.isfinite(np.asarray(com, dtype=float)))):
+        raise RobidInputError(f"--com: expected three finite numbers x, y, z in m, got {com!r}")
     dof = rows.dtau.shape[1]
     names = tuple(joint_names) if joint_names is not None else tuple(f"q{j + 1}" for j in range(dof))
     problem = _Problem(rows, float(mass), _friction_block(rows))
+    enough = rows.keep.sum(axis=0) >= MIN_ROWS
     x = np.zeros(dof + 9 + problem.fric.shape[2])
     x[:dof] = 1.0
     estimate_h = com is None
@@ -170,12 +173,12 @@ def calibrate_gains(rows: PayloadRows, mass: float, com=None, joint_names=None) 
     free = np.zeros(x.size, bool)
     free[dof:dof + 3] = estimate_h
     free[dof + 3:dof + 9] = inertia_free
-    free[dof + 9:] = True
+    free[dof + 9:] = np.repeat(enough, 2)[:problem.fric.shape[2]]  # a joint without rows has no friction change
     if free.any():  # the starting fit: c = 1
         x = _gauss_newton(problem, x, free)[0]
     sigma0 = _per_joint_rms(problem.linearised(x, free)[1], rows.keep)
     rms = _per_joint_rms(problem.payload_torque(x), rows.keep)
-    weak = (rows.keep.sum(axis=0) < MIN_ROWS) | ~(rms >= GAIN_SNR_MIN * sigma0)
+    weak = ~enough | ~(rms >= GAIN_SNR_MIN * sigma0)
     if weak.all():
         raise RobidInputError(f"{rows.source}: the payload's torque is below {GAIN_SNR_MIN:g} times the residual on "
                               "every joint: these runs cannot calibrate the drive gains")
