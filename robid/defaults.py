@@ -19,6 +19,8 @@ DEFAULT_METHOD = "auto"
 #: the friction models compared per joint by default (``--friction-models auto``: where the problem is small enough;
 #: robid.identification.defaults); ``none`` switches the comparison off
 FRICTION_MODELS_AUTO = "auto"
+#: the friction models identification compares per joint (robid.estimation.nonlinear_friction)
+FRICTION_CANDIDATES = ("linear", "stribeck", "sigmoid")
 
 # ---- the vocabulary: one definition of each word set the library, the schemas and the command line share -----------
 # tests/test_vocabulary.py ties the JSON Schemas (schemas/*.json), the command line's choices and the library's checks

@@ -111,3 +111,14 @@ def test_the_io_leaves_import_nothing_of_robid_but_its_errors(module):
     used = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     used |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert {m for m in used if m.startswith("robid")} <= {"robid.errors"}
+
+
+def test_the_request_layer_sits_between_the_front_ends_and_the_library():
+    """robid.requests turns the front ends' plain values into the library's options (issue 35): it may use the
+    vocabulary, the errors, the record codec and the option types of the signal stage and the reader, never a front
+    end (cli, campaign, fleet) nor what builds on identification; and the front ends reach the option types
+    through it (the command line's and the campaign's processing options)."""
+    allowed = ("robid.defaults", "robid.errors", "robid.record", "robid.signals", "robid.io.screening")
+    assert {m for m in _imports("requests") if not m.startswith(allowed)} == set()
+    for front_end in ("cli/process_cmd", "campaign/runner"):
+        assert "robid.requests" in _imports(front_end), front_end

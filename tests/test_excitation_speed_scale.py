@@ -71,9 +71,17 @@ def test_the_full_speed_program_states_its_speeds_too(rest_file, tmp_path):
     assert "speed scale 1: the design's full speed" in text and "max joint speeds commanded: q1 " in text
 
 
-def test_a_scale_outside_0_1_is_refused(rest_file, tmp_path):
+def test_a_scale_outside_0_1_is_refused(rest_file, tmp_path, capsys):
     from robid.errors import RobidInputError
 
     for bad in (0.0, 1.5, float("nan")):
-        with pytest.raises(RobidInputError, match="--speed-scale"):
+        with pytest.raises(RobidInputError, match="^speed_scale: "):  # the command line words it --speed-scale
             export_program(rest_file, "csv", tmp_path / "x.csv", ProgramOptions(speed_scale=bad))
+    # the command line words the library's field as its flag (robid.requests.Where)
+    from robid.cli import main
+    from robid.excitation.trajectory_file import save_trajectory
+
+    save_trajectory(tmp_path / "t.json", rest_file)
+    assert main(["export", str(tmp_path / "t.json"), "--format", "csv", "--out", str(tmp_path / "x.csv"),
+                 "--speed-scale", "1.5"]) == 2
+    assert capsys.readouterr().err.startswith("robid: error: --speed-scale: ")

@@ -31,7 +31,8 @@ from robid.identification.friction_fit import fit_friction
 from robid.identification.identified_model import AdoptedFriction, IdentifiedModel
 from robid.identification.identify import IdentificationOptions, run_identification
 from robid.identification.predict import predict_file
-from robid.identification.recording import options_for_file, processing_options
+from robid.identification.stored_options import options_for_file
+from robid.identification.stored_options import stored_processing_options as processing_options
 from robid.io.result_file import read_result
 from tests.test_friction_models_record import STRIBECK, stribeck_runs  # noqa: F401 (fixture)
 

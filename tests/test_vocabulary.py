@@ -112,3 +112,10 @@ def test_processing_refuses_a_word_outside_the_vocabulary(field, word):
 
     with pytest.raises(RobidInputError, match=word):
         _check_options(replace(ProcessingOptions(), **{field: word}), "test")
+
+
+def test_the_friction_candidates_are_one_word_set():
+    from robid.defaults import FRICTION_CANDIDATES
+    from robid.estimation import nonlinear_friction
+
+    assert nonlinear_friction.FRICTION_CANDIDATES == FRICTION_CANDIDATES

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from robid import progress
-from robid.campaign.schema import CampaignSpec, processing_values
-from robid.defaults import CLOSED_LOOP_METHODS, DEFAULT_MIN_SPEED
+from robid.campaign.schema import CampaignSpec
+from robid.defaults import CLOSED_LOOP_METHODS
 from robid.errors import RobidInputError
 from robid.io.files import content_hash, ensure_folder
 from robid.record import IdentificationRecord
@@ -108,14 +108,20 @@ def run_campaign(
     """Run every step of ``spec`` under ``root`` (module docstring); steps whose fingerprint and outputs are
     unchanged are skipped (``force``: run them all). The step lines go to ``log``, by default to the logger
     ``robid.campaign.runner`` (silent unless logging is configured, robid.progress)."""
+    from robid.errors import RobidOptionError
+    from robid.requests import Where
+
     log = log or _log.info
     c = _Campaign(spec, Path(root), force, log)
-    with progress.bar(c.step_count(), f"campaign {spec.name}", "steps") as c.bar:
-        traj_paths = c.designs()
-        c.exports(traj_paths)
-        meas_paths, truths = c.measurements(traj_paths)
-        result_path, record = c.identification(traj_paths, meas_paths, truths)
-        report_path = c.report(traj_paths, result_path, record)
+    try:
+        with progress.bar(c.step_count(), f"campaign {spec.name}", "steps") as c.bar:
+            traj_paths = c.designs()
+            c.exports(traj_paths)
+            meas_paths, truths = c.measurements(traj_paths)
+            result_path, record = c.identification(traj_paths, meas_paths, truths)
+            report_path = c.report(traj_paths, result_path, record)
+    except RobidOptionError as exc:  # the library names the option's field: the campaign file's words for it
+        raise RobidInputError(Where.campaign(spec.source).words(exc)) from None
     if all(s.status == "up to date" for s in c.outcomes):
         log(f"campaign {spec.name}: nothing to recompute, all {len(c.outcomes)} steps up to date")
     if record is None:
@@ -324,13 +330,14 @@ def _simulate(robot, traj: Path, settings: dict, out: Path, truth: Path) -> None
 def _base_processing(spec: CampaignSpec, name: str | None = None):
     """The campaign's ``processing`` block as ProcessingOptions, with measurement ``name``'s own block over it
     (both checked when the campaign file was read)."""
-    from robid.signals import ProcessingOptions
+    from robid.requests import Where, processing_request
 
-    fields = {"min_speed": DEFAULT_MIN_SPEED, **spec.processing}  # the commands' default (robid.defaults)
-    if name is not None:
+    fields = dict(spec.processing)  # over the defaults every front end shares (robid.requests)
+    block = "processing"
+    if name is not None and _measurement(spec, name).processing:
         fields.update(_measurement(spec, name).processing)
-    values = processing_values(fields)
-    return ProcessingOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+        block = f"processing (and measurements.{name}.processing)"
+    return processing_request(fields, Where.file(spec.source, block))
 
 
 def _processing_for(spec: CampaignSpec, traj_paths, name: str):
@@ -365,8 +372,7 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
     from robid.identification import IdentificationOptions, identify
     from robid.identification.references import load_reference
     from robid.io.result_file import write_result
-    from robid.io.screening import ScreeningPolicy
-    from robid.record.codec import from_plain
+    from robid.requests import Where, screening_request
 
     names = (*spec.identify, *spec.validate)
     meas_paths = _named_sources(meas_paths, names)
@@ -381,7 +387,7 @@ def _identify(robot, spec: CampaignSpec, meas_paths, traj_paths, truths, out: Pa
         file_processing={str(meas_paths[n]): _processing_for(spec, traj_paths, n) for n in names},
         file_mapping={str(meas_paths[n]): _mapping_of(spec, n) for n in names if _mapping_of(spec, n)},
         references=references,
-        policy=from_plain(ScreeningPolicy, spec.screening, f"{spec.source}: screening"),
+        policy=screening_request(spec.screening, Where.file(spec.source, "screening")),
         closed_loop=_closed_loop(spec, meas_paths, traj_paths),
         friction_models=spec.friction_models,
         compare_methods=spec.compare_methods,

@@ -42,11 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robid.defaults import CLOSED_LOOP_METHODS, DEFAULT_METHOD, FRICTION_MODELS_AUTO
+from robid.defaults import CLOSED_LOOP_METHODS, FRICTION_MODELS_AUTO
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
 from robid.io.keys import check_field_types
 from robid.io.keys import check_keys as _keys
+from robid.requests import Where, estimator_request
 from robid.schemas import campaign as schema
 
 TOP_KEYS = schema.CAMPAIGN.keys()
@@ -59,8 +60,6 @@ TRAJECTORY_KEYS = schema.TRAJECTORY.keys()
 #: the keys of a measurement: simulate (with processing) or file (with mapping, trajectory, processing)
 MEASUREMENT_KEYS = {variant: schema.MEASUREMENT.keys(variant) for variant in schema.MEASUREMENT.keyed_variants}
 _FORMATS = schema.FORMATS
-_METHODS = schema.METHODS
-_FEEDFORWARD = schema.FEEDFORWARD
 
 
 @dataclass(frozen=True)
@@ -198,23 +197,9 @@ def _identification(ident: Any, measurements, w: str) -> dict:
     if not isinstance(ident, dict):
         raise RobidInputError(f"{w}: identification: expected a mapping")
     _keys(ident, IDENTIFICATION_KEYS, f"{w}: identification")
-    compare = _term_list(ident.get("compare_methods"), f"{w}: identification.compare_methods", "method names") or []
-    for m in compare:
-        if m not in _METHODS:
-            raise RobidInputError(f"{w}: identification.compare_methods: {m!r} is not one of {', '.join(_METHODS)}")
-    raw_models = ident.get("friction_models", FRICTION_MODELS_AUTO)
-    if raw_models in (FRICTION_MODELS_AUTO, "none"):  # auto: compared where cheap (robid.identification.choices)
-        friction_models = raw_models if raw_models == FRICTION_MODELS_AUTO else []
-    else:
-        friction_models = _term_list(raw_models, f"{w}: identification.friction_models",
-                                     "friction model names (or auto, none)")
-    if friction_models and friction_models != FRICTION_MODELS_AUTO:
-        from robid.estimation.nonlinear_friction import FRICTION_CANDIDATES
-
-        unknown = [m for m in friction_models if m not in FRICTION_CANDIDATES]
-        if unknown or len(friction_models) < 2:
-            raise RobidInputError(f"{w}: identification.friction_models: expected at least two of "
-                                  f"{', '.join(FRICTION_CANDIDATES)}, got {friction_models}")
+    chosen = estimator_request({k: ident[k] for k in ("method", "friction_models", "compare_methods", "feedforward")
+                                if k in ident}, Where(lambda field: f"{w}: identification.{field}"))
+    method, compare = chosen.method, chosen.compare_methods
     ident_terms = _term_list(ident.get("terms"), f"{w}: identification.terms")
     use = tuple(ident.get("measurements") or [])
     val = tuple(ident.get("validation") or [])
@@ -224,13 +209,6 @@ def _identification(ident: Any, measurements, w: str) -> dict:
                 raise RobidInputError(f"{w}: identification.{key}: unknown measurement {m!r} (have {sorted(mnames)})")
     if not use:
         raise RobidInputError(f"{w}: identification.measurements: name at least one measurement")
-    method = ident.get("method", DEFAULT_METHOD)
-    if method not in _METHODS:
-        raise RobidInputError(f"{w}: identification.method: expected one of {', '.join(_METHODS)}, got {method!r}")
-    feedforward = ident.get("feedforward", "rigid")
-    if feedforward not in _FEEDFORWARD:
-        raise RobidInputError(f"{w}: identification.feedforward: expected one of {', '.join(_FEEDFORWARD)}, "
-                              f"got {feedforward!r}")
     if {method, *compare} & set(CLOSED_LOOP_METHODS):
         missing = [m.name for m in measurements if m.name in use and m.trajectory is None]
         if missing:
@@ -241,9 +219,9 @@ def _identification(ident: Any, measurements, w: str) -> dict:
         "validate": val,
         "method": method,
         "identification_terms": tuple(ident_terms) if ident_terms else None,
-        "feedforward": feedforward,
-        "friction_models": friction_models if friction_models == FRICTION_MODELS_AUTO else tuple(friction_models or ()),
-        "compare_methods": tuple(compare),
+        "feedforward": chosen.feedforward,
+        "friction_models": chosen.friction_models,
+        "compare_methods": chosen.compare_methods,
     }
 
 
@@ -390,16 +368,11 @@ def _screening(data: Any, w: str) -> dict:
 
 
 def _check_processing(fields: dict, where: str) -> None:
-    """Each field's type, as ProcessingOptions reads it (robid.record.codec.from_plain): a wrong one is named."""
-    from robid.record.codec import from_plain
-    from robid.signals import ProcessingOptions
+    """Each field's type, as the request layer reads it when the campaign runs (robid.requests): a wrong one is
+    named, with the block it is in."""
+    from robid.requests import Where, processing_request
 
     decimate = fields.get("decimate")
     if isinstance(decimate, str) and decimate != "auto" or isinstance(decimate, int) and decimate < 1:
         raise RobidInputError(f"{where}: decimate: expected a positive integer or auto, got {decimate!r}")
-    from_plain(ProcessingOptions, processing_values(fields), where)
-
-
-def processing_values(fields: dict) -> dict:
-    """A ``processing`` block's values as ProcessingOptions takes them: ``decimate: auto`` is None (automatic)."""
-    return {**fields, "decimate": None} if fields.get("decimate") == "auto" else dict(fields)
+    processing_request(fields, Where(lambda field: f"{where}: {field}"))

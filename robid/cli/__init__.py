@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 
 COMMAND_MODULES = (
     "robots",
@@ -115,6 +115,11 @@ def _run(args: argparse.Namespace) -> int:
     try:
         with progress.cli_output(_verbosity(args)):
             result = args.func(args)
+    except RobidOptionError as exc:  # the library names the option's field: the command line's flag for it
+        from robid.requests import Where
+
+        sys.stderr.write(f"robid: error: {Where.command_line().words(exc)}\n")
+        return 2
     except RobidInputError as exc:
         sys.stderr.write(f"robid: error: {exc}\n")
         return 2

@@ -7,15 +7,9 @@ import sys
 from pathlib import Path
 
 from robid.cli.process_cmd import add_processing_arguments, processing_options, screening_policy
-from robid.defaults import (
-    CLOSED_LOOP_METHODS,
-    DEFAULT_FEEDFORWARD,
-    DEFAULT_METHOD,
-    FEEDFORWARD_KINDS,
-    FRICTION_MODELS_AUTO,
-    METHODS,
-)
+from robid.defaults import CLOSED_LOOP_METHODS, FEEDFORWARD_KINDS, METHODS
 from robid.errors import RobidInputError
+from robid.requests import IDENTIFICATION_DEFAULTS, Where, estimator_request
 
 
 def register(sub) -> None:
@@ -33,7 +27,7 @@ def register(sub) -> None:
                    "q1.. [rad, m for prismatic joints], tau1.. [N m, N]) or any layout --mapping describes")
     p.add_argument("--out", required=True, metavar="RESULT.json",
                    help="identification result to write (JSON, SI units; docs/identification.md)")
-    p.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
+    p.add_argument("--method", choices=METHODS, default=IDENTIFICATION_DEFAULTS["method"],
                    help="estimator (default auto: eiv in the elastic layout, wls elsewhere; the choice is printed); "
                    "wls: two-step per-joint weights; idim-iv (instrumental variables) and "
                    "didim (closed-loop output error) simulate the robot's closed loop with the estimate: they need "
@@ -42,7 +36,7 @@ def register(sub) -> None:
                    "the noise of the processed signals in the regressor (the accelerations; in the elastic layout "
                    "also the spring and damping columns), its covariance counting rows correlated within the "
                    "period (periodic runs)")
-    p.add_argument("--feedforward", choices=FEEDFORWARD_KINDS, default=DEFAULT_FEEDFORWARD,
+    p.add_argument("--feedforward", choices=FEEDFORWARD_KINDS, default=IDENTIFICATION_DEFAULTS["feedforward"],
                    help="idim-iv, didim: the controller's feed-forward, computed from the robot file's nominal "
                    "model on the reference: rigid (bodies, rotors, balancer; no friction), full (with the nominal "
                    "friction) or none (default rigid, as robid's virtual robot)")
@@ -51,7 +45,8 @@ def register(sub) -> None:
     p.add_argument("--compare-methods", metavar="M1,M2,...",
                    help="also estimate with these methods (e.g. wls,didim) and score each per joint on the --validate "
                    "runs (the lowest mean NRMSE is marked; RESULT.json keeps --method's values)")
-    p.add_argument("--friction-models", metavar="M1,M2,...|auto|none", default=FRICTION_MODELS_AUTO,
+    p.add_argument("--friction-models", metavar="M1,M2,...|auto|none",
+                   default=IDENTIFICATION_DEFAULTS["friction_models"],
                    help="compare friction models per joint after the fit, e.g. linear,stribeck,sigmoid (chosen by "
                    "the --validate runs' error, else BIC); with the wls estimator a nonlinear model chosen on a "
                    "joint becomes the identified model (base values refitted with it; predict, the report and "
@@ -92,8 +87,11 @@ def run(args: argparse.Namespace) -> int:
     terms = tuple(t.strip() for t in args.terms.split(",")) if args.terms else None
     robot = robid.load_robot(args.robot, terms=terms)
     common = processing_options(args)
+    chosen = estimator_request({"method": args.method, "friction_models": args.friction_models,
+                                "compare_methods": args.compare_methods, "feedforward": args.feedforward},
+                               Where.command_line())
     options = IdentificationOptions(
-        method=args.method,
+        method=chosen.method,
         processing=common,
         mapping=args.mapping,
         policy=screening_policy(args),
@@ -101,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
         file_processing=validation_processing(common, args.validate),
         static_deflection=args.static_deflection,
         motor_encoders_only=args.motor_encoders_only,
-        closed_loop=closed_loop_options(args),
-        friction_models=friction_candidates(args.friction_models),
-        compare_methods=compare_methods(args.compare_methods),
+        closed_loop=closed_loop_options(args, chosen),
+        friction_models=chosen.friction_models,
+        compare_methods=chosen.compare_methods,
     )
     record = identify(robot, args.measurements, options, validation_files=args.validate)
     write_result(args.out, record)
@@ -111,50 +109,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def friction_candidates(text: str | None) -> tuple[str, ...] | str:
-    """The --friction-models list, each name checked (robid.estimation.nonlinear_friction.FRICTION_CANDIDATES);
-    ``auto`` (the default) and ``none`` (no comparison: ())."""
-    if text is None or text.strip() == "none":
-        return ()
-    if text.strip() == FRICTION_MODELS_AUTO:
-        return FRICTION_MODELS_AUTO
-    from robid.estimation.nonlinear_friction import FRICTION_CANDIDATES
-
-    names = tuple(t.strip() for t in text.split(",") if t.strip())
-    unknown = [n for n in names if n not in FRICTION_CANDIDATES]
-    if unknown:
-        raise RobidInputError(f"--friction-models: unknown model {unknown[0]!r} "
-                              f"(one of {', '.join(FRICTION_CANDIDATES)})")
-    if len(names) < 2:
-        raise RobidInputError(f"--friction-models: name at least two of {', '.join(FRICTION_CANDIDATES)} to compare, "
-                              f"got {text!r}")
-    return names
-
-
-def compare_methods(text: str | None) -> tuple[str, ...]:
-    """The --compare-methods list (checked by identification against its methods)."""
-    if text is None:
-        return ()
-    names = tuple(t.strip() for t in text.split(",") if t.strip())
-    if not names:
-        raise RobidInputError("--compare-methods: name at least one method, e.g. wls,didim")
-    return names
-
-
-def closed_loop_options(args: argparse.Namespace):
-    """The closed-loop estimators' settings (robid.identification.closed_loop_estimation), or None."""
+def closed_loop_options(args: argparse.Namespace, chosen):
+    """The closed-loop estimators' settings (robid.identification.closed_loop_estimation), or None; ``chosen``
+    the estimator request (robid.requests.EstimatorRequest)."""
     closed = set(CLOSED_LOOP_METHODS)
-    compared = {m.strip() for m in (args.compare_methods or "").split(",")}
-    if args.method not in closed and not closed & compared:
+    if chosen.method not in closed and not closed & set(chosen.compare_methods):
         return None
     from robid.identification.closed_loop_estimation import ClosedLoopOptions
 
-    if not args.trajectory and args.method not in closed:
+    if not args.trajectory and chosen.method not in closed:
         return None  # the comparison lists the closed-loop methods as not computed, with the reason
     if not args.trajectory:
         raise RobidInputError("--method idim-iv, didim: give --trajectory TRAJ.json, the excitation the robot ran "
                               "(the closed loop is simulated along it)")
-    return ClosedLoopOptions(trajectory=args.trajectory, feedforward=args.feedforward)
+    return ClosedLoopOptions(trajectory=args.trajectory, feedforward=chosen.feedforward)
 
 
 def validation_processing(common, files: list[str]) -> dict:
@@ -162,7 +130,7 @@ def validation_processing(common, files: list[str]) -> dict:
     ``--period``, ``--harmonics``, ``--start``/``--end``, ...): they describe the identification runs; a
     validation run is another motion, whose period and band are found in its own data (or its mapping's
     design). Empty when no timing was given."""
-    from robid.identification.recording import FILE_TIMING, without_file_timing
+    from robid.identification.stored_options import FILE_TIMING, without_file_timing
 
     if not files or all(getattr(common, k) is None for k in FILE_TIMING if k != "period_source"):
         return {}

@@ -7,8 +7,9 @@ import re
 import sys
 from pathlib import Path
 
-from robid.defaults import DEFAULT_MIN_SPEED, DEFAULT_TORQUE_BAND, PROCESSING_MODES, TORQUE_BANDS
+from robid.defaults import PROCESSING_MODES, TORQUE_BANDS
 from robid.errors import RobidInputError
+from robid.requests import PROCESSING_DEFAULTS, SCREENING_DEFAULTS
 
 HELP = "read, screen, resample, average, filter and differentiate a measurement"
 
@@ -44,12 +45,13 @@ def add_processing_arguments(p, stored: bool = False) -> None:
     and ``payload identify`` (docs/signals.md). ``stored``: every default is what RESULT.json stores (``predict``):
     an option left out is not set at all (:func:`processing_overrides`)."""
     d = (lambda value: argparse.SUPPRESS) if stored else (lambda value: value)
+    pd = PROCESSING_DEFAULTS  # the defaults every front end shares (robid.requests)
     suffix = " (default: as stored in RESULT.json)" if stored else ""
     g = p.add_argument_group("processing" + suffix)
     g.add_argument(
         "--mode",
         choices=PROCESSING_MODES,
-        default=d("auto"),
+        default=d(pd["mode"]),
         help="auto (default): periodic if a period is given or found, else rest-to-rest, else non-periodic",
     )
     src = g.add_mutually_exclusive_group()
@@ -72,39 +74,41 @@ def add_processing_arguments(p, stored: bool = False) -> None:
     g.add_argument(
         "--torque-band",
         choices=TORQUE_BANDS,
-        default=d(DEFAULT_TORQUE_BAND),
+        default=d(pd["torque_band"]),
         help="periodic: torque harmonics kept (default all: period averaging only; docs/signals.md)",
     )
-    g.add_argument("--snr", type=float, default=d(20.0), metavar="RATIO",
-                   help="automatic harmonic choice: power / noise power ratio, dimensionless (default 20)")
+    g.add_argument("--snr", type=float, default=d(pd["snr_threshold"]), metavar="RATIO",
+                   help=f"automatic harmonic choice: power / noise power ratio (default {pd['snr_threshold']:g})")
     g.add_argument("--rate", type=float, metavar="HZ", default=d(None),
                    help="resample to this rate in Hz (default: 1 / median time step)")
     g.add_argument("--start", type=float, metavar="S", default=d(None),
                    help="use the record from this time, s on the file's time axis")
     g.add_argument("--end", type=float, metavar="S", default=d(None),
                    help="use the record up to this time, s on the file's time axis")
-    g.add_argument("--derivatives", type=int, choices=(2, 3, 4), default=d(2),
-                   help="highest time derivative written (2: qdd; default 2)")
+    g.add_argument("--derivatives", type=int, choices=(2, 3, 4), default=d(pd["derivatives"]),
+                   help=f"highest time derivative written (2: qdd; default {pd['derivatives']})")
     g.add_argument(
-        "--filter-order", type=int, default=d(4), metavar="N", help="Butterworth filter order, non-periodic (default 4)"
+        "--filter-order", type=int, default=d(pd["filter_order"]), metavar="N",
+        help=f"Butterworth filter order, non-periodic (default {pd['filter_order']})"
     )
-    g.add_argument("--decimate", type=decimation, default=d(None), metavar="R",
+    g.add_argument("--decimate", type=decimation, default=d(pd["decimate"]), metavar="R",
                    help="keep every R-th sample after the low-pass (non-periodic; 1 keeps every row), or 'auto' "
                    "(default): the largest R "
                    "that keeps the rate at or above 5 times the cut-off (parallel decimation: the least squares on "
                    "1/R of the rows, their correlation kept in the covariance; docs/signals.md section 7)")
-    g.add_argument("--keep-all-periods", action="store_true", default=d(False),
+    g.add_argument("--keep-all-periods", action="store_true", default=d(not pd["reject_periods"]),
                    help="periodic: do not leave out transient periods from the average")
     s = p.add_argument_group("data selection" + suffix)
-    s.add_argument("--min-speed", type=float, metavar="V", default=d(DEFAULT_MIN_SPEED),
+    s.add_argument("--min-speed", type=float, metavar="V", default=d(pd["min_speed"]),
                    help="mark (sample, joint) rows with |qd| < V unused, in rad/s (m/s for prismatic joints): the "
                    "Coulomb term sign(qd) is ill-defined near velocity reversals and rest phases would be fitted with "
-                   f"a friction sign the data do not show (default {DEFAULT_MIN_SPEED:g} everywhere: process, "
+                   f"a friction sign the data do not show (default {pd['min_speed']:g} everywhere: process, "
                    "identify, payload, campaigns; 0 keeps every row)")
-    s.add_argument("--drop-standstill", action="store_true", default=d(False),
+    s.add_argument("--drop-standstill", action="store_true", default=d(pd["drop_standstill"]),
                    help="mark standstill segments (see --standstill-speed) unused")
-    s.add_argument("--standstill-speed", type=float, default=d(0.01), metavar="V",
-                   help="speed below which every joint counts as standing still, rad/s or m/s (default 0.01)")
+    s.add_argument("--standstill-speed", type=float, default=d(pd["standstill_speed"]), metavar="V",
+                   help="speed below which every joint counts as standing still, rad/s or m/s (default "
+                   f"{pd['standstill_speed']:g})")
     add_screening_arguments(p, "screening (row checks while reading)" + suffix, stored)
 
 
@@ -112,13 +116,14 @@ def add_screening_arguments(p, title: str, stored: bool = False) -> None:
     """The options of the row checks while reading (robid.io.screening), shared by process, identify, predict,
     payload, report; ``stored``: left out means as RESULT.json stores them."""
     d = (lambda value: argparse.SUPPRESS) if stored else (lambda value: value)
+    sd = SCREENING_DEFAULTS  # (robid.requests)
     v = p.add_argument_group(title)
-    v.add_argument("--drop-bad-rows", action="store_true", default=d(False),
+    v.add_argument("--drop-bad-rows", action="store_true", default=d(sd["drop_bad_rows"]),
                    help="drop isolated bad rows (NaN, unreadable, repeated time) and record them")
-    v.add_argument("--max-drop", type=float, default=d(5.0), metavar="PERCENT",
-                   help="at most this many %% of the rows dropped (default 5)")
-    v.add_argument("--max-gap", type=float, default=d(10.0), metavar="F",
-                   help="largest time step allowed, in median time steps (default 10)")
+    v.add_argument("--max-drop", type=float, default=d(100 * sd["max_drop_fraction"]), metavar="PERCENT",
+                   help=f"at most this many %% of the rows dropped (default {100 * sd['max_drop_fraction']:g})")
+    v.add_argument("--max-gap", type=float, default=d(sd["max_gap_factor"]), metavar="F",
+                   help=f"largest time step allowed, in median time steps (default {sd['max_gap_factor']:g})")
     v.add_argument("--allow-constant", metavar="LIST", default=d(None),
                    help="channels that may be constant, e.g. q4,q5 or qd")
     v.add_argument("--allow-saturated", metavar="LIST", default=d(None),
@@ -190,21 +195,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def screening_policy(args: argparse.Namespace):
-    """The ScreeningPolicy of the screening options."""
+    """The ScreeningPolicy of the screening options (robid.requests: the defaults and the messages)."""
     from robid.io.mapping import parse_channel_list
-    from robid.io.screening import ScreeningPolicy
+    from robid.requests import Where, screening_request
 
-    if not 0 <= args.max_drop <= 100:
-        raise RobidInputError(f"--max-drop: a percentage 0..100, got {args.max_drop:g}")
-    if not args.max_gap > 1:
-        raise RobidInputError(f"--max-gap: more than 1 median step, got {args.max_gap:g}")
-    return ScreeningPolicy(
-        drop_bad_rows=args.drop_bad_rows,
-        max_drop_fraction=args.max_drop / 100.0,
-        max_gap_factor=args.max_gap,
-        allow_constant=parse_channel_list(args.allow_constant, "--allow-constant"),
-        allow_saturated=parse_channel_list(args.allow_saturated, "--allow-saturated"),
-    )
+    return screening_request({
+        "drop_bad_rows": args.drop_bad_rows,
+        "max_drop_fraction": args.max_drop / 100.0,
+        "max_gap_factor": args.max_gap,
+        "allow_constant": parse_channel_list(args.allow_constant, "--allow-constant"),
+        "allow_saturated": parse_channel_list(args.allow_saturated, "--allow-saturated"),
+    }, Where.command_line())
 
 
 #: ProcessingOptions field of each processing option given as an override (``predict``): (field, conversion)
@@ -260,20 +261,18 @@ def screening_overrides(args: argparse.Namespace, policy):
 
 
 def processing_options(args: argparse.Namespace):
+    """The ProcessingOptions of the processing options (robid.requests: the defaults and the messages)."""
     from robid.io.design_file import design_processing
-    from robid.signals import ProcessingOptions
+    from robid.requests import Where, processing_request
 
-    period, source, excited, design = args.period, "user", None, None
+    fields = {"period": args.period, "period_source": "user"}
     if args.trajectory:
-        period, excited, design = design_processing(args.trajectory)
-        source = "trajectory"
-    options = ProcessingOptions(
+        fields["period"], fields["excited_harmonics"], fields["design"] = design_processing(args.trajectory)
+        fields["period_source"] = "trajectory"
+    fields.update(
         mode=args.mode,
-        period=period,
-        period_source=source,
         n_periods=args.periods,
         harmonics=parse_harmonics(args.harmonics) if args.harmonics else None,
-        excited_harmonics=excited,
         cutoff_hz=args.cutoff,
         rate=args.rate,
         start=args.start,
@@ -287,6 +286,5 @@ def processing_options(args: argparse.Namespace):
         torque_band=args.torque_band,
         drop_standstill=args.drop_standstill,
         standstill_speed=args.standstill_speed,
-        design=design,
     )
-    return options
+    return processing_request(fields, Where.command_line())

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 
 MOTORS = ("controlled", "locked")
 #: central-difference step of the gravity stiffness, rad (m)
@@ -190,9 +190,9 @@ def _gains(model, motors: str) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(n), np.zeros(n)
     missing = [j.name for j in model.joints if j.controller is None]
     if missing:
-        raise RobidInputError(
-            f"{model.name}: --motors controlled needs controller gains (controller: position_gain, velocity_gain) "
-            f"on every joint; missing on {', '.join(missing)} (or use --motors locked)"
+        raise RobidOptionError(None,
+            f"{model.name}: {{motors}} controlled needs controller gains (controller: position_gain, velocity_gain) "
+            f"on every joint; missing on {', '.join(missing)} (or use {{motors}} locked)"
         )
     return (
         np.array([j.controller.position_gain for j in model.joints]),

@@ -34,7 +34,7 @@ import dataclasses
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.signals import ProcessedSignals
 from robid.signals.records import RowNoise
 
@@ -63,15 +63,15 @@ def spring_parameters(robot) -> dict[int, tuple[int, int | None]]:
 def check_motor_side_run(robot, processed: ProcessedSignals, source: str) -> None:
     """Refuse what the reconstruction cannot use: a run with link positions, or one that is not periodic."""
     if not robot.motor_joints:
-        raise RobidInputError("--motor-encoders-only: the model has no elastic joints (terms need 'stiffness')")
+        raise RobidOptionError("motor_encoders_only", "the model has no elastic joints ({terms} need 'stiffness')")
     if processed.theta is not None:
-        raise RobidInputError(
-            f"{source}: --motor-encoders-only is for files whose positions are the motor encoders', and this one has "
+        raise RobidOptionError(None,
+            f"{source}: {{motor_encoders_only}} is for files whose positions are the motor encoders', and this one has "
             "motor positions (theta columns) besides link positions: identify it without the option"
         )
     if processed.mode not in ("periodic", "periodic-samples", "rest-to-rest") or processed.period is None:
-        raise RobidInputError(
-            f"{source}: --motor-encoders-only needs a periodic run (the link states come from the spectrum of the "
+        raise RobidOptionError(None,
+            f"{source}: {{motor_encoders_only}} needs a periodic run (the link states come from the spectrum of the "
             f"link torque over whole periods), and this one was processed as {processed.mode}"
         )
 
@@ -99,7 +99,7 @@ def band_limit(robot, processed: ProcessedSignals) -> tuple[float, str]:
         unit[:, j] = 1.0
         m_jj = float(np.max(base.regressor(q, zeros, unit, motor=(q, zeros, zeros))[:, j] @ beta - at_rest[:, j]))
         if not m_jj > 0:
-            raise RobidInputError(f"--motor-encoders-only: joint {robot.joint_names[j]} has no link inertia")
+            raise RobidOptionError("motor_encoders_only", f"joint {robot.joint_names[j]} has no link inertia")
         limits.append(BAND_RATIO * np.sqrt(beta[k_index] / m_jj))
     omega = float(min(limits))
     return omega, (

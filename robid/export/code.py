@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.io.escaping import c_comment, check_identifier, python_docstring, python_string
 from robid.model.robot_model import RobotModel
 
@@ -38,9 +38,9 @@ def _program(model: RobotModel, terms: tuple[str, ...], values, base_indices):
     from robid.symbolic.terms import motor_symbols
 
     if motor_symbols(model, terms):
-        raise RobidInputError(
-            "export-model --format python|c: the elastic layout (terms with 'stiffness') has no joint-torque "
-            "feed-forward; export the motor-side reference with 'robid export --motor-side'"
+        raise RobidOptionError(None,
+            "export-model {format} python|c: the elastic layout (terms with 'stiffness') has no joint-torque "
+            "feed-forward; export the motor-side reference with 'robid export {motor_side}'"
         )
     prog, symbols = folded_program(model, terms, values, with_columns=True)
     offsets = [j.geometry.angle_offset if j.revolute else 0.0 for j in model.joints]

@@ -16,7 +16,7 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.export.mjcf_writer import (
     _INERTIA_COMPILER_OPTIONS,
     _comment,
@@ -94,8 +94,8 @@ def _world_bodies(root: ET.Element, compiled, where: str) -> list[ET.Element]:
     """The file's bodies in MuJoCo's order (index = body id - 1), checked against the compiled model."""
     generating = sorted({e.tag for e in root.iter() if e.tag in _GENERATING})
     if generating:
-        raise RobidInputError(f"{where}: uses <{'>, <'.join(generating)}>, which make bodies MuJoCo generates: "
-                              "export-model --format mjcf cannot match them; flatten the model first "
+        raise RobidOptionError(None, f"{where}: uses <{'>, <'.join(generating)}>, which make bodies MuJoCo generates: "
+                              "export-model {format} mjcf cannot match them; flatten the model first "
                               "(mujoco.MjSpec.from_file(...).to_xml())")
     bodies = [b for world in root.findall("worldbody") for b in _bodies(world)]
     if len(bodies) != compiled.nbody - 1:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.export.identified_model import identified_model, with_friction_models
 from robid.export.standard_set import ExportedStandardSet, exported_standard_set
 from robid.io.plausibility import check_covariance
@@ -217,9 +217,9 @@ def _render(fmt, record, robot, model, standard, lines, base_indices, prefix) ->
 
         source = Path(robot.model.source) if robot.model.source else None
         if source is None or source.suffix.lower() not in (".yaml", ".yml") or not source.is_file():
-            raise RobidInputError(
-                f"export-model --format yaml: robot {robot.name!r} does not come from a robot file (YAML); "
-                "use --format urdf (a copy of its URDF) or json"
+            raise RobidOptionError(None,
+                f"export-model {{format}} yaml: robot {robot.name!r} does not come from a robot file (YAML); "
+                "use {format} urdf (a copy of its URDF) or json"
             )
         return robot_file_with_model(read_yaml(source), model, header, str(source))
     if fmt == "json":

@@ -37,13 +37,13 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     import dask
     from distributed import Client, LocalCluster
 
-    from robid.errors import RobidInputError
+    from robid.errors import RobidOptionError
 
     if scheduler is not None:
         try:
             client = Client(scheduler, timeout="20s")
         except (OSError, TimeoutError) as exc:
-            raise RobidInputError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
+            raise RobidOptionError("scheduler", f"{scheduler}: cannot reach the Dask scheduler ({exc})") from None
         try:
             yield client
         finally:

@@ -41,7 +41,7 @@ from scipy.interpolate import CubicSpline
 from scipy.special import erf
 
 from robid.defaults import FEEDFORWARD_KINDS
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.identification.coulomb import coulomb_entries
 from robid.robot import Robot
 
@@ -219,16 +219,16 @@ class EstimatedClosedLoop:
             sol = solve_ivp(self.rhs, (t0, max(t1, t0 + 1e-9)), np.concatenate([q0[0], qd0[0]]), method="LSODA",
                             rtol=1e-7, atol=atol, dense_output=True, jac=self.jacobian)
         except _GivenUp as stop:
-            raise RobidInputError(
+            raise RobidOptionError(None,
                 f"closed loop: the simulation with the current estimate stalled at t = {stop.args[0]:.6g} s (more "
-                f"than {MAX_EVALUATIONS_PER_SECOND} evaluations per simulated second): check that --trajectory is "
+                f"than {MAX_EVALUATIONS_PER_SECOND} evaluations per simulated second): check that {{trajectory}} is "
                 "the excitation this run followed, with its time 0 at the log's, and the controller gains"
             ) from None
         if not sol.success:
-            raise RobidInputError(
+            raise RobidOptionError(None,
                 f"closed loop: the simulation with the current estimate failed at t = {sol.t[-1]:.6g} s "
                 f"({sol.message}); the estimate's mass matrix may not be positive definite -- start from a better "
-                "estimate (e.g. --method consistent first) or check the controller gains"
+                "estimate (e.g. {method} consistent first) or check the controller gains"
             )
         x = sol.sol(times).T
         q, qd = x[:, :n], x[:, n:]

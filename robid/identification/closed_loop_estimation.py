@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from robid.defaults import CLOSED_LOOP_METHODS
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.estimation import EstimationResult, estimate
 from robid.estimation.instrumental import iv
 from robid.identification.closed_loop import FEEDFORWARD, ControllerModel, EstimatedClosedLoop, Reference
@@ -52,16 +52,16 @@ class ClosedLoopOptions:
 
     def __post_init__(self) -> None:
         if self.feedforward not in FEEDFORWARD:
-            raise RobidInputError(f"--feedforward: expected one of {', '.join(FEEDFORWARD)}, got {self.feedforward!r}")
+            raise RobidOptionError("feedforward", f"expected one of {', '.join(FEEDFORWARD)}, got {self.feedforward!r}")
         if not (self.max_iterations >= 1 and self.tolerance > 0):
             raise RobidInputError("closed loop: max_iterations must be >= 1 and tolerance > 0")
 
     def trajectory_for(self, key: str):
         found = self.file_trajectory.get(key, self.trajectory)
         if found is None:
-            raise RobidInputError(
+            raise RobidOptionError(None,
                 f"{key}: IDIM-IV and DIDIM simulate the closed loop along the reference the robot ran: give its "
-                "excitation trajectory (--trajectory TRAJ.json, or trajectory: in the campaign)"
+                "excitation trajectory ({trajectory} TRAJ.json, or trajectory: in the campaign)"
             )
         if isinstance(found, (str, Path)):
             from robid.excitation.trajectory_file import load_trajectory
@@ -98,8 +98,8 @@ def closed_loop_estimate(robot, sets: tuple[DataSet, ...], method: str, start: E
     if method not in CLOSED_LOOP_METHODS:
         raise RobidInputError(f"closed loop: method must be one of {', '.join(CLOSED_LOOP_METHODS)}")
     if robot.motor_joints or any(d.reconstructed_link for d in sets):
-        raise RobidInputError(f"--method {method}: the elastic layout and motor-encoder-only runs are not simulated "
-                              "by the closed-loop estimators; identify the rigid model")
+        raise RobidOptionError("method", f"{method}: the elastic layout and motor-encoder-only runs are not simulated "
+                               "by the closed-loop estimators; identify the rigid model")
     names = tuple(robot.base_parameters().names)
     references = [_reference(d, options) for d in sets]
     W, tau = stack(list(sets))
@@ -163,9 +163,9 @@ def _check_tracking(sets, tracking, joints) -> None:
         bad = [f"{j} {r:.3g} against {m:.3g}" for j, r, m in zip(joints, rms, motion, strict=True)
                if m > 0 and r > TRACKING_SHARE * m]
         if bad:
-            raise RobidInputError(
+            raise RobidOptionError(None,
                 f"{d.source}: the closed loop simulated along the given trajectory does not follow the measured "
-                f"motion (rms difference against rms motion: {'; '.join(bad)}): check --trajectory (the excitation "
+                f"motion (rms difference against rms motion: {'; '.join(bad)}): check {{trajectory}} (the excitation "
                 "this run followed, its time 0 at the log's), the controller gains and the feed-forward"
             )
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.estimation._lsq import used_rows
 from robid.estimation.compressed import CompressedProblem, StreamingQR
 from robid.estimation.correlated import NoiseModel, RowBlock, RowCorrelation, noise_trace
@@ -139,8 +139,8 @@ def read_positions(robot: Robot, path, mapping, policy, static_deflection: bool)
     if not static_deflection:
         return measurement, [], None
     if measurement.theta is not None:
-        raise RobidInputError(
-            f"{path}: --static-deflection is for files with motor encoders only, and this one has motor positions "
+        raise RobidOptionError(None,
+            f"{path}: {{static_deflection}} is for files with motor encoders only, and this one has motor positions "
             "(theta columns): its positions are link-side already"
         )
     from robid.elastic.static_deflection import corrected_measurement

@@ -36,10 +36,10 @@ def select_for_record(robot, datasets, validation_sets, candidates, coulomb: str
     identification ``datasets``, by the held-out error on ``validation_sets`` when given, else BIC."""
     names = robot.base_parameters().names
     if not any(f"{p}_{j}" in names for j in robot.joint_names for p in ("fv", "fc")):
-        from robid.errors import RobidInputError
+        from robid.errors import RobidOptionError
 
-        raise RobidInputError("--friction-models: the model has no friction terms to compare (add viscous and "
-                              f"coulomb to --terms; now {', '.join(robot.terms)})")
+        raise RobidOptionError("friction_models", "the model has no friction terms to compare (add viscous and "
+                               f"coulomb to {{terms}}; now {', '.join(robot.terms)})")
     return select_friction(robot, datasets, validation_sets=validation_sets, candidates=tuple(candidates),
                            coulomb=coulomb, start_weights=start_weights)
 

@@ -14,6 +14,7 @@ are processed the same way. :func:`run_identification` returns all of it with th
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ import numpy as np
 from robid import progress
 from robid.defaults import DEFAULT_METHOD, DEFAULT_MIN_SPEED, FRICTION_MODELS_AUTO
 from robid.defaults import METHODS as METHODS
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.estimation import (
     BaseConsistencyReport,
     ClassificationThresholds,
@@ -172,10 +173,10 @@ def run_identification(
 
     o = options or IdentificationOptions()
     if o.method not in METHODS:
-        raise RobidInputError(f"--method: expected one of {', '.join(METHODS)}, got {o.method!r}")
+        raise RobidOptionError("method", f"expected one of {', '.join(METHODS)}, got {o.method!r}")
     for method in o.compare_methods:
         if method not in METHODS or method == "auto":
-            raise RobidInputError(f"--compare-methods: {method!r} is not one of {', '.join(METHODS[1:])}")
+            raise RobidOptionError("compare_methods", f"{method!r} is not one of {', '.join(METHODS[1:])}")
     if not files:
         raise RobidInputError("identify: at least one measurement file is needed")
     check_distinct_runs(files, lambda f: (o.processing_for(f), o.mapping_for(f)))  # the same run twice: refused
@@ -332,7 +333,7 @@ def identify(
 def _closed_loop(robot: Robot, sets, start: EstimationResult, o: IdentificationOptions, notes: list[str]):
     """IDIM-IV or DIDIM from the WLS estimate ``start`` (robid.identification.closed_loop_estimation)."""
     if o.motor_encoders_only or o.static_deflection:
-        raise RobidInputError(f"--method {o.method}: not with --motor-encoders-only or --static-deflection")
+        raise RobidOptionError("method", f"{o.method}: not with {{motor_encoders_only}} or {{static_deflection}}")
     settings = o.closed_loop if o.closed_loop is not None else ClosedLoopOptions()
     est, _account = closed_loop_estimate(robot, sets, o.method, start, settings, o.processing_for, o.coulomb)
     notes.append(f"{o.method} started from the WLS estimate")
@@ -436,11 +437,12 @@ def _errors_in_variables(robot: Robot, sets, W, tau, start: EstimationResult, o:
     averaged periodic runs its covariance counts the residual's correlation within the period."""
     from robid.estimation.errors_in_variables import corrected_least_squares
     from robid.identification.regressor_noise import regressor_noise_gram
+    from robid.identification.regressor_noise_meat import noise_model_meat
 
     gram = sum(regressor_noise_gram(robot, d, o.processing_for(d.source).torque_band) for d in sets)
     periods = tuple(d.W.shape[0] for d in sets) if all(d.processed.mode == "periodic" for d in sets) else None
     return corrected_least_squares(W, tau, gram, robot.base_parameters().names, weights=start.weights,
-                                   periods=periods)
+                                   periods=periods, model_meat=functools.partial(noise_model_meat, robot, sets))
 
 
 def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: list[str]) -> EstimationResult:
@@ -484,8 +486,8 @@ def _motor_side_estimate(robot: Robot, files, o: IdentificationOptions, notes: l
     from robid.elastic.motor_encoders_only import spring_parameters
 
     if o.static_deflection:
-        raise RobidInputError("--motor-encoders-only and --static-deflection: choose one (the first identifies the "
-                              "stiffness, the second takes the robot file's)")
+        raise RobidOptionError("motor_encoders_only", "not with {static_deflection}: choose one (the first identifies "
+                               "the stiffness, the second takes the robot file's)")
     base = robot.base_parameters()
     stiffness = [k for k, _ in spring_parameters(robot).values()]
     values = base.values(robot.parameters)
@@ -496,8 +498,8 @@ def _motor_side_estimate(robot: Robot, files, o: IdentificationOptions, notes: l
         new = np.array(est.values, dtype=float)
         compliance = 1.0 / values[stiffness] - (new[stiffness] - values[stiffness]) / values[stiffness] ** 2
         if not np.all(compliance > 0):
-            raise RobidInputError(
-                "--motor-encoders-only: the stiffness is not determined by these motor-side data (a Gauss-Newton "
+            raise RobidOptionError(
+                "motor_encoders_only", "the stiffness is not determined by these motor-side data (a Gauss-Newton "
                 f"step crossed zero compliance at step {step}); excite faster motion or measure the link positions"
             )
         new[stiffness] = 1.0 / compliance
@@ -506,8 +508,8 @@ def _motor_side_estimate(robot: Robot, files, o: IdentificationOptions, notes: l
         if np.nanmax(moved) < GAUSS_NEWTON_TOLERANCE:
             notes.append(f"motor encoders only: Gauss-Newton over stiffness and damping converged in {step} steps")
             return sets, W, est
-    raise RobidInputError(
-        f"--motor-encoders-only: Gauss-Newton did not converge in {GAUSS_NEWTON_STEPS} steps (largest move "
+    raise RobidOptionError(
+        "motor_encoders_only", f"Gauss-Newton did not converge in {GAUSS_NEWTON_STEPS} steps (largest move "
         f"{np.nanmax(moved):.3g} std): the stiffness is poorly determined by these data"
     )
 

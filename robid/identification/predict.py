@@ -1,7 +1,7 @@
 """Predicted joint torques for a measurement file, at that file's own time stamps (``robid predict``).
 
 1. **Processing.** The file is read and screened as identification screened its files, and processed with the
-   options the record stores (robid.identification.recording.options_for_file: the file's own when
+   options the record stores (robid.identification.stored_options.options_for_file: the file's own when
    identification knew it, else the common ones without the timing that belonged to other files), overridden
    by what the caller gives (``overrides``: a period, a trajectory, a cut-off, ...). Every sample is predicted
    that the processing covers: a periodic record's whole periods sample by sample, not averaged
@@ -109,7 +109,7 @@ def predict_file(
         rotor_correction,
         with_position_step,
     )
-    from robid.identification.recording import options_for_file, screening_policy
+    from robid.identification.stored_options import options_for_file, stored_screening_policy
     from robid.signals import process
     from robid.signals.processing_summary import processing_summary
 
@@ -123,7 +123,7 @@ def predict_file(
         robot,
         path,
         mapping if mapping is not None else mapping_stored,
-        policy if policy is not None else screening_policy(record.processing),
+        policy if policy is not None else stored_screening_policy(record.processing),
         record.processing.static_deflection,
     )
     lines += deflection_notes

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidOptionError
 from robid.identification.datasets import DataSet
 
 #: central-difference steps of the position (rad or m) and velocity (rad/s or m/s) Jacobians of the elastic
@@ -55,11 +55,11 @@ def regressor_noise_gram(robot, dataset: DataSet, torque_band: str) -> np.ndarra
     """(rows, nb, nb): per row, the Gram matrix of the regressor noise over its used rows (module docstring)."""
     processed = dataset.processed
     if dataset.reconstructed_link:
-        raise RobidInputError("--method eiv: motor-encoder-only runs are not supported (their link states are "
-                              "reconstructed, not measured)")
+        raise RobidOptionError("method", "eiv: motor-encoder-only runs are not supported (their link states are "
+                               "reconstructed, not measured)")
     if processed.mode not in ("periodic", "periodic-samples") or torque_band != "all":
-        raise RobidInputError(
-            f"{dataset.source}: --method eiv needs the periodic path with torque band 'all' (the regressor must not "
+        raise RobidOptionError(None,
+            f"{dataset.source}: {{method}} eiv needs the periodic path with torque band 'all' (the regressor must not "
             f"be filtered again after differentiation); this run is {processed.mode} with torque band {torque_band}"
         )
     if robot.motor_joints:
@@ -88,8 +88,8 @@ def _elastic_gram(robot, dataset: DataSet) -> np.ndarray:
     processed = dataset.processed
     noise = processed.noise
     if processed.mode != "periodic" or noise.theta_std_processed is None:
-        raise RobidInputError(
-            f"{dataset.source}: --method eiv in the elastic layout needs the averaged periodic path (the motor "
+        raise RobidOptionError(None,
+            f"{dataset.source}: {{method}} eiv in the elastic layout needs the averaged periodic path (the motor "
             f"encoders' noise comes from the scatter of theta between periods); this run is {processed.mode}"
         )
     rows = dataset.W.shape[1]
@@ -98,7 +98,7 @@ def _elastic_gram(robot, dataset: DataSet) -> np.ndarray:
             for v in (noise.q_std_processed, noise.qd_std_processed, noise.qdd_std_processed)]
     motor = [np.square(np.asarray(v, dtype=float))
              for v in (noise.theta_std_processed, noise.thetad_std_processed, noise.thetadd_std_processed)]
-    evaluate = _drive_row_regressor(robot)
+    evaluate = drive_row_regressor(robot)
     states = [np.asarray(x, dtype=float) for x in (processed.q, processed.qd, processed.qdd, processed.theta,
                                                      processed.thetad, processed.thetadd)]
     nb = dataset.W.shape[2]
@@ -107,7 +107,7 @@ def _elastic_gram(robot, dataset: DataSet) -> np.ndarray:
         joints = range(robot.dof) if encoder == 0 else robot.motor_joints
         for k in joints:
             v0, v1, v2 = (float(v[k]) if np.isfinite(v[k]) else 0.0 for v in variances)
-            A, B, C = (_derivative(evaluate, states, encoder + order, k, keep) for order in range(3))
+            A, B, C = (regressor_derivative(evaluate, states, encoder + order, k, keep) for order in range(3))
             AC = _gram(A, C)
             gram += v0 * _gram(A, A) + v1 * _gram(B, B) + v2 * _gram(C, C) - v1 * (AC + AC.transpose(0, 2, 1))
     return gram
@@ -118,7 +118,7 @@ def _gram(X: np.ndarray, Z: np.ndarray) -> np.ndarray:
     return np.matmul(X.transpose(1, 2, 0), Z.transpose(1, 0, 2))
 
 
-def _drive_row_regressor(robot):
+def drive_row_regressor(robot):
     """(q, qd, qdd, theta, thetad, thetadd) -> the elastic layout's base regressor with its drive rows (motor +
     link row, robid.identification.datasets.elastic_rows), not filtered."""
     base = robot.base_parameters()
@@ -133,7 +133,7 @@ def _drive_row_regressor(robot):
     return evaluate
 
 
-def _derivative(evaluate, states: list[np.ndarray], channel: int, k: int, keep: np.ndarray) -> np.ndarray:
+def regressor_derivative(evaluate, states: list[np.ndarray], channel: int, k: int, keep: np.ndarray) -> np.ndarray:
     """d W / d states[channel][:, k] at every sample (N, rows, nb), zero on rows not used: exact by a unit step
     for the accelerations (channels 2 and 5, W linear in them), central differences for positions and
     velocities."""

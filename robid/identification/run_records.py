@@ -341,12 +341,12 @@ def _spectrum(dataset: DataSet, pred: RunPrediction) -> ResidualSpectrum:
 
 def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) -> RunRecord:
     """A validation run for a file given after identification (module docstring), processed with the options
-    the record stores for it (robid.identification.recording.options_for_file); ``mapping``/``policy`` override
+    the record stores for it (robid.identification.stored_options.options_for_file); ``mapping``/``policy`` override
     the stored mapping and screening. The run's notes say which options were used when they are not the file's
     own."""
     from robid.identification.datasets import load_dataset
     from robid.identification.identified_model import IdentifiedModel
-    from robid.identification.recording import options_for_file, references_of, screening_policy
+    from robid.identification.stored_options import options_for_file, references_of, stored_screening_policy
 
     options, stored_mapping, notes = options_for_file(record, str(path))
     dataset = load_dataset(
@@ -354,7 +354,7 @@ def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) 
         path,
         mapping=mapping if mapping is not None else stored_mapping,
         options=options,
-        policy=policy if policy is not None else screening_policy(record.processing),
+        policy=policy if policy is not None else stored_screening_policy(record.processing),
         coulomb=record.processing.coulomb,
         static_deflection=record.processing.static_deflection,
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.io.files import read_yaml
 from robid.io.keys import check_field_types
 from robid.io.keys import check_keys as _check_keys
@@ -226,10 +226,10 @@ def canonical_mapping(names: list[str], dof: int, where: str) -> tuple[ChannelMa
     """
     present = {name.strip(): k for k, name in enumerate(names)}
     if "t" not in present:
-        raise RobidInputError(
+        raise RobidOptionError(None,
             f"{where}: row 1: no column 't' in the header ({', '.join(names[:8])}"
             f"{', ...' if len(names) > 8 else ''}); the canonical layout needs t, q1..q{dof}, tau1..tau{dof} "
-            "(or i1..), or read it with --mapping"
+            "(or i1..), or read it with {mapping}"
         )
     used = {"t"}
     groups: dict[str, Group] = {}

@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 
 
 def design_file(value: Any, where: str) -> str | None:
@@ -17,9 +17,9 @@ def design_file(value: Any, where: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.lower().endswith(".mat"):
-        raise RobidInputError(
+        raise RobidOptionError(None,
             f"{where}: design: expected a published design file (.mat) run once between rests, got {value!r} "
-            "(a robid TRAJ.json goes with --trajectory)"
+            "(a robid TRAJ.json goes with {trajectory})"
         )
     path = Path(value) if Path(value).is_absolute() else Path(where).parent / value
     if not path.is_file():

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.io.files import read_json
 from robid.io.mapping import (
     DEFAULT_UNIT,
@@ -131,9 +131,9 @@ def _canonical_layout(path: Path, tables: TableSet, n_joints: int, notes: list[s
     """The mapping implied by the header of a canonical CSV (interfaces.md section 3); unused columns go to
     ``notes``."""
     if path.is_dir() or file_format(path, ReadOptions()) != "csv":
-        raise RobidInputError(
+        raise RobidOptionError(None,
             f"{path}: not a canonical measurement CSV (header t, q1.., tau1..); describe its layout in a "
-            "mapping file and pass it with --mapping (docs/signals.md)"
+            "mapping file and pass it with {mapping} (docs/signals.md)"
         )
     table = tables.table(None, None, ReadOptions(format="csv", header=True), "canonical CSV")
     mapping, extra = canonical_mapping(table.names or [], n_joints, str(path))

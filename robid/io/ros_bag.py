@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.io.tables import RawTable
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -87,8 +87,8 @@ def _topic(reader, path: Path, topic: str | None) -> str:
     if not topics:
         raise RobidInputError(f"{path}: no {JOINT_STATE} topic (the bag has {', '.join(others) or 'no topics'})")
     if len(topics) > 1:
-        raise RobidInputError(f"{path}: {len(topics)} {JOINT_STATE} topics ({', '.join(topics)}): choose one with "
-                              "topic: in a mapping file (--mapping)")
+        raise RobidOptionError(None, f"{path}: {len(topics)} {JOINT_STATE} topics ({', '.join(topics)}): choose "
+                               "one with topic: in a mapping file ({mapping})")
     return topics[0]
 
 
@@ -102,9 +102,9 @@ def _matcher(names: tuple[str, ...], joints: list[str], renames: dict[str, str],
                 break
     missing = [j for j in joints if j not in index]
     if missing:
-        raise RobidInputError(
+        raise RobidOptionError(None,
             f"{where}: no joint named {', '.join(missing)} in the messages (they name {', '.join(names) or 'none'}); "
-            "rename them with joint_names: {bag name: robot joint} in a mapping file (--mapping)"
+            "rename them with joint_names: {bag name: robot joint} in a mapping file ({mapping})"
         )
     return [index[j] for j in joints]
 

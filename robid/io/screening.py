@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.io.tables import RawTable
 from robid.signals.records import DroppedRow, DropRecord
 
@@ -115,9 +115,9 @@ def screen(
             ti, row, reason = bad[first]
             more = len(bad) - 1
             tail = f" ({more} more bad row{'s' if more > 1 else ''})" if more else ""
-            raise RobidInputError(
+            raise RobidOptionError(None,
                 _message(tables[ti], row, reason)
-                + f"{tail}; to drop isolated bad rows and record them, allow it (--drop-bad-rows)"
+                + f"{tail}; to drop isolated bad rows and record them, allow it ({{drop_bad_rows}})"
             )
         keep, dropped = _drop(tables, bad, n, policy)
 
@@ -376,10 +376,10 @@ def _check_gaps(table: RawTable, ref: ChannelRef, kept: np.ndarray, policy: Scre
     k = int(np.argmax(dt))
     if dt[k] > policy.max_gap_factor * median:
         r0, r1 = table.rows[kept[k]], table.rows[kept[k + 1]]
-        raise RobidInputError(
+        raise RobidOptionError(None,
             f"{table.file}: rows {r0}-{r1}, {channel_label(table, ref)}: time jumps by {dt[k]:.6g} s, "
             f"{dt[k] / median:.1f} times the median step {median:.6g} s (a break in the recording: split the file, "
-            "or raise --max-gap)"
+            "or raise {max_gap})"
         )
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.estimation.correlated import RowBlock, RowCorrelation
 from robid.io.measurement_file import read_measurement
 from robid.io.screening import ScreeningPolicy
@@ -116,7 +116,7 @@ def _common_period(a: ProcessedSignals, b: ProcessedSignals) -> float | None:
     """The period both runs were averaged over (periodic paths), else None."""
     if a.mode == "periodic" and b.mode == "periodic" and a.period and b.period:
         if abs(a.period - b.period) > 1e-6 * a.period:
-            raise RobidInputError(f"--unloaded: the runs have different periods ({a.period:g} s loaded, "
+            raise RobidOptionError("unloaded", f"the runs have different periods ({a.period:g} s loaded, "
                                   f"{b.period:g} s unloaded): they must run the same trajectory")
         return float(a.period)
     return None
@@ -200,7 +200,7 @@ def model_rows(robot: Robot, rigid: Robot, path, base_values, *, mapping=None,
         raise RobidInputError(f"{path}: payload identification from a model needs the rigid layout "
                               "(terms without 'stiffness')")
     if ds.W.shape[2] != len(model.values):
-        raise RobidInputError(f"--result: has {len(model.values)} base parameters, the robot's model "
+        raise RobidOptionError("result", f"has {len(model.values)} base parameters, the robot's model "
                               f"{ds.W.shape[2]}: identify and payload must use the same robot and terms")
     keep = np.asarray(ds.processed.keep, bool)
     dtau = (ds.tau - model.dataset_torque(robot, ds)[0]) * keep

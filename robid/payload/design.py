@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.excitation.constraints import JointLimitSet, check_trajectory
 from robid.excitation.criteria import CriterionValues, evaluate_criteria
 from robid.excitation.fourier import FourierTrajectory, minimum_harmonics
@@ -84,17 +84,17 @@ def default_pose(robot: Robot) -> tuple[float, ...]:
 def check_settings(robot: Robot, s: PayloadDesignSettings) -> None:
     """Input errors a user can act on, each naming its field."""
     if not s.joints or len(set(s.joints)) != len(s.joints) or not all(0 <= j < robot.dof for j in s.joints):
-        raise RobidInputError(f"--joints: expected distinct joints 1..{robot.dof}, got "
+        raise RobidOptionError("joints", f"expected distinct joints 1..{robot.dof}, got "
                               f"{[j + 1 for j in s.joints]}")
     if len(s.pose) != robot.dof:
-        raise RobidInputError(f"--pose: expected {robot.dof} values (one per joint, rad), got {len(s.pose)}")
+        raise RobidOptionError("pose", f"expected {robot.dof} values (one per joint, rad), got {len(s.pose)}")
     if not s.period > 0:
-        raise RobidInputError(f"--period: must be positive seconds, got {s.period:g}")
+        raise RobidOptionError("period", f"must be positive seconds, got {s.period:g}")
     if s.rest_order is not None and s.harmonics < minimum_harmonics(s.rest_order):
-        raise RobidInputError(f"--harmonics: a rest-to-rest motion needs at least {minimum_harmonics(s.rest_order)} "
-                              f"harmonics, got {s.harmonics}")
+        raise RobidOptionError("harmonics", f"a rest-to-rest motion needs at least "
+                               f"{minimum_harmonics(s.rest_order)} harmonics, got {s.harmonics}")
     if not 0.0 <= s.margin < 0.5:
-        raise RobidInputError(f"--margin: a fraction in [0, 0.5), got {s.margin:g}")
+        raise RobidOptionError("margin", f"a fraction in [0, 0.5), got {s.margin:g}")
     limits = JointLimitSet.from_model(robot.model)
     for j in s.joints:
         for name, arr in (("position", limits.position[j]), ("velocity", limits.velocity[j:j + 1]),
@@ -106,8 +106,8 @@ def check_settings(robot: Robot, s: PayloadDesignSettings) -> None:
     for j in range(robot.dof):
         lo, hi = shrunk[j]
         if not lo <= s.pose[j] <= hi:
-            raise RobidInputError(f"--pose: joint {robot.joint_names[j]}: {s.pose[j]:.6g} rad is outside its position "
-                                  f"limits narrowed by the margin [{lo:.6g}, {hi:.6g}]")
+            raise RobidOptionError("pose", f"joint {robot.joint_names[j]}: {s.pose[j]:.6g} rad is outside its "
+                                   f"position limits narrowed by the margin [{lo:.6g}, {hi:.6g}]")
 
 
 def design_payload_excitation(robot: Robot, s: PayloadDesignSettings) -> PayloadDesign:

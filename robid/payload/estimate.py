@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.estimation.estimators import wls
 from robid.estimation.physical_consistency import LinkVerdict, check_link
 from robid.payload.body import PAYLOAD_PARAMETERS, PayloadBody
@@ -110,7 +110,7 @@ def estimate_payload(rows: PayloadRows, model: str = "auto") -> PayloadEstimate:
     """The payload of ``rows`` with the chosen ``model`` (``auto``: full when every parameter is determined and
     the full estimate is physically consistent, else mass-com; module docstring)."""
     if model not in MODELS:
-        raise RobidInputError(f"--model: expected one of {', '.join(MODELS)}, got {model!r}")
+        raise RobidOptionError("model", f"expected one of {', '.join(MODELS)}, got {model!r}")
     names = tuple(PAYLOAD_PARAMETERS)
     full = wls(rows.Y, rows.dtau, names, correlation=rows.correlation)
     vif, cond = variance_inflation(rows.Y, full.weights)

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidOptionError
 from robid.io.escaping import check_identifier, comment_line
 from robid.payload.body import abc_angles_deg, quaternion
 from robid.payload.estimate import PayloadEstimate
@@ -136,7 +136,7 @@ def render(est: PayloadEstimate, fmt: str, robot: str, frame: str, tool: int = 1
         import json
 
         return json.dumps(to_document(est, robot, frame), indent=1) + "\n"
-    raise RobidInputError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    raise RobidOptionError("format", f"expected one of {', '.join(FORMATS)}, got {fmt!r}")
 
 
 def _principal(est: PayloadEstimate) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from robid.defaults import DEFAULT_MIN_SPEED
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.io.screening import ScreeningPolicy
 from robid.payload.data import difference_rows, model_rows, processed_run
 from robid.payload.estimate import PayloadEstimate, estimate_payload
@@ -36,8 +36,8 @@ def identify_payload(
     ``gains`` a drive-gain calibration (GAINS.yaml of :func:`calibrate_drive_gains`, or one scale per joint)
     multiplying the payload's torque (robid.payload.gains.apply_gains)."""
     if unloaded is None and result is None:
-        raise RobidInputError("payload identify: give --unloaded (a run of the same trajectory without the load) "
-                              "or --result (RESULT.json of the identified robot)")
+        raise RobidOptionError(None, "payload identify: give {unloaded} (a run of the same trajectory without the "
+                               "load) or {result} (RESULT.json of the identified robot)")
     model_ = robot.model if isinstance(robot, Robot) else load_robot(robot).model
     rigid = Robot(model_, terms=("rigid",))
     options = options or ProcessingOptions(min_speed=DEFAULT_MIN_SPEED)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.record import IdentificationRecord, RunRecord
 from robid.robot import Robot
 
@@ -165,9 +165,9 @@ def resolve_robot(robot, record: IdentificationRecord, result_path: Path | None 
         except RobidInputError:
             pass
     where = result_path or "the record"
-    raise RobidInputError(
+    raise RobidOptionError(None,
         f"{where}: robot: {name!r} is not a built-in robot and robot_source {source!r} does not exist;"
-        " give the robot file with --robot"
+        " give the robot file with {robot}"
     )
 
 

@@ -242,8 +242,7 @@ def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOpti
         f"scatter between {kk} periods (unbiased variance per sample and per harmonic)",
         per_harmonic=True,
     )
-    if theta_noise:
-        est = replace(est, **theta_noise)
+    est = replace(est, spectrum_q_processed=mask**2 * avg.harm_q, **theta_noise)
     lines.append(
         "noise per joint from the scatter between periods: tau std per sample "
         + format_values(est.tau_std)
@@ -256,8 +255,9 @@ def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOpti
 def _motor_noise(periods_theta: np.ndarray, mask: np.ndarray, omega: float, m: int) -> dict:
     """The processed motor positions' noise std (theta, thetad, thetadd) from their scatter between the averaged
     periods (K, M, dof), differentiated in the position band ``mask``: the NoiseEstimate fields
-    ``theta*_std_processed`` (:func:`robid.signals.noise.processed_variance`)."""
+    ``theta*_std_processed`` (:func:`robid.signals.noise.processed_variance`) and ``spectrum_theta_processed``."""
     harm = noise.period_scatter(periods_theta)[1]
     names = ("theta_std_processed", "thetad_std_processed", "thetadd_std_processed")
-    return {name: tuple(float(v) for v in np.sqrt(noise.processed_variance(harm, mask, omega, order, m)))
+    stds = {name: tuple(float(v) for v in np.sqrt(noise.processed_variance(harm, mask, omega, order, m)))
             for order, name in enumerate(names)}
+    return stds | {"spectrum_theta_processed": mask**2 * harm}

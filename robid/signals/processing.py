@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from robid.defaults import PROCESSING_MODES, TORQUE_BANDS
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.signals import periodic, selection, whole_periods
 from robid.signals.cutoff import PositionSpectra
 from robid.signals.design_alignment import DesignSamples
@@ -299,9 +299,9 @@ def _detected_period(
     found = periodic.detect_period(t, q)
     if found is None:
         if o.mode == "periodic":
-            raise RobidInputError(
+            raise RobidOptionError(None,
                 f"{where}: no period found in the positions (need at least two periods in the record); "
-                "give it with --period or --trajectory"
+                "give it with {period} or {trajectory}"
             )
         lines.append("no period detected in the positions")
         return None, None

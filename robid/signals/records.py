@@ -127,6 +127,10 @@ class NoiseEstimate:
     ``theta_std_processed``, ``thetad_std_processed``, ``thetadd_std_processed`` (averaged periodic path with motor
     positions only, else None): the same for the processed motor positions, from their own scatter between periods
     (the motor encoders' noise; the errors-in-variables estimate of the elastic layout needs it).
+    ``spectrum_q_processed``/``spectrum_theta_processed`` (averaged periodic path only; theta with motor
+    positions): the variance of the processed noise's DFT coefficient at each harmonic 0..M/2, W_h^2 var(X[h]),
+    shape (M//2 + 1, dof) -- how the position noise is spread over frequency after the band, which the
+    errors-in-variables covariance needs (robid.identification.regressor_noise_meat).
     """
 
     q_std: tuple[float, ...]
@@ -141,10 +145,12 @@ class NoiseEstimate:
     theta_std_processed: tuple[float, ...] | None = None
     thetad_std_processed: tuple[float, ...] | None = None
     thetadd_std_processed: tuple[float, ...] | None = None
+    spectrum_q_processed: np.ndarray | None = None
+    spectrum_theta_processed: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "per_harmonic_q", _frozen(self.per_harmonic_q))
-        object.__setattr__(self, "per_harmonic_tau", _frozen(self.per_harmonic_tau))
+        for name in ("per_harmonic_q", "per_harmonic_tau", "spectrum_q_processed", "spectrum_theta_processed"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
 
     @property
     def tau_variance_processed(self) -> np.ndarray:

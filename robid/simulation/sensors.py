@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.io.files import write_csv
 from robid.model.robot_model import RobotModel
 
@@ -79,7 +79,7 @@ class SensorSettings:
     def with_noise_level(level: str, **kwargs) -> SensorSettings:
         """Settings with a named noise preset (``NOISE_LEVELS``); other fields from kwargs."""
         if level not in NOISE_LEVELS:
-            raise RobidInputError(f"--noise: unknown level {level!r} (one of {', '.join(NOISE_LEVELS)})")
+            raise RobidOptionError("noise", f"unknown level {level!r} (one of {', '.join(NOISE_LEVELS)})")
         q_noise, relative = NOISE_LEVELS[level]
         return SensorSettings(q_noise=q_noise, tau_noise_relative=relative, **kwargs)
 

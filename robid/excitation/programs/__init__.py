@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.excitation.programs import krl, rapid, urscript
 from robid.excitation.programs.common import CommandedPath, CommandedSeries, ProgramOptions
 from robid.excitation.programs.csv_program import DEFAULT_RATE as CSV_RATE
@@ -64,18 +64,18 @@ def render_program(tf: TrajectoryFile, fmt: str, options: ProgramOptions, rate: 
 def export_program(tf: TrajectoryFile, fmt: str, out: str | Path, options: ProgramOptions) -> ExportResult:
     """Write the program for ``fmt`` to ``out`` (KRL: ``out`` .src and the .dat beside it)."""
     if fmt not in FORMATS:
-        raise RobidInputError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+        raise RobidOptionError("format", f"expected one of {', '.join(FORMATS)}, got {fmt!r}")
     if options.periods < 1:
-        raise RobidInputError(f"--periods: expected an integer >= 1, got {options.periods}")
+        raise RobidOptionError("periods", f"expected an integer >= 1, got {options.periods}")
     if options.rate is not None and not options.rate > 0:
-        raise RobidInputError(f"--rate: must be positive, got {options.rate}")
+        raise RobidOptionError("rate", f"must be positive, got {options.rate}")
     out = Path(out)
     stem = out.stem if out.suffix else out.name
     design = tf
     try:
         tf = slowed(tf, options.speed_scale)
     except ValueError as exc:
-        raise RobidInputError(f"--speed-scale: {exc}") from None
+        raise RobidOptionError("speed_scale", str(exc)) from None
     last: ProgramCheck | None = None
     reference = None if options.commanded is None else commanded_reference(options.commanded)
     for rate in _rates(fmt, options.rate):
