@@ -231,7 +231,7 @@ class _Campaign:
             spec.processing,
             [(n, _file_hash_later(meas_paths[n])) for n in used],
             [(n, _file_hash_later(traj_paths[t]) if t else None) for n, t in zip(used, trajectories, strict=True)],
-            [str(_mapping_of(spec, n)) for n in used],
+            [_mapping_fingerprint(_mapping_of(spec, n)) for n in used],
             [_measurement(spec, n).processing for n in used],
             spec.screening,
             [(r.label, r.robot, _file_hash_later(Path(r.robot)) if Path(r.robot).is_file() else None,
@@ -270,6 +270,23 @@ def _traj_of(spec: CampaignSpec, name: str) -> str | None:
 
 def _mapping_of(spec: CampaignSpec, name: str):
     return _measurement(spec, name).mapping
+
+
+def _mapping_fingerprint(mapping) -> list | None:
+    """The mapping's path, content and the content of the drive-gain file it points to (currents.gain_scale):
+    editing either changes the torques, so the identification runs again."""
+    if mapping is None or not Path(mapping).is_file():
+        return None if mapping is None else [str(mapping)]
+    out = [str(mapping), _file_hash(Path(mapping))]
+    try:
+        from robid.io.mapping import read_mapping
+
+        currents = read_mapping(mapping).groups.get("currents")
+    except RobidInputError:
+        return out  # the identification step says what is wrong with it
+    if currents is not None and currents.gain_scale:
+        out.append(_file_hash(Path(currents.gain_scale)))
+    return out
 
 
 def _design(robot, spec: CampaignSpec, t, out: Path) -> None:

@@ -24,9 +24,13 @@ def register(subparsers) -> None:
         "torque the load adds, its mass, centre of mass and inertia in the flange frame (docs/payload.md).",
     )
     sub = p.add_subparsers(dest="payload_command", metavar="STEP", parser_class=type(p),
-                           help="design: the wrist excitation (TRAJ.json); identify: the payload from measured runs")
+                           help="design: the wrist excitation (TRAJ.json); identify: the payload from measured runs; "
+                           "calibrate-gains: drive-gain scales from a known payload")
     _register_design(sub)
     _register_identify(sub)
+    from robid.cli.payload_gains_cmd import register_calibrate_gains
+
+    register_calibrate_gains(sub)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
@@ -91,6 +95,9 @@ def _register_identify(sub) -> None:
                    "kg m^2); urscript: set_target_payload (kg, m, kg m^2); json: everything, SI (default)")
     i.add_argument("--tool", type=int, default=1, metavar="N", help="krl: index of LOAD_DATA (default 1)")
     i.add_argument("--out", metavar="FILE", help="write the load data here (atomically) instead of stdout")
+    i.add_argument("--gains", metavar="GAINS.yaml",
+                   help="drive-gain scales of robid payload calibrate-gains: each joint's payload torque is "
+                   "multiplied by its scale")
     add_processing_arguments(i)
     i.set_defaults(func=run_identify)
 
@@ -180,7 +187,8 @@ def run_identify(args: argparse.Namespace) -> int:
         raise RobidInputError(f"--tool: expected an integer >= 1, got {args.tool}")
     est = identify_payload(args.robot, args.loaded, unloaded=args.unloaded, result=args.result,
                            mapping=args.mapping, unloaded_mapping=args.unloaded_mapping,
-                           options=processing_options(args), policy=screening_policy(args), model=args.model)
+                           options=processing_options(args), policy=screening_policy(args), model=args.model,
+                           gains=args.gains)
     import robid
 
     robot = robid.load_robot(args.robot, terms=("rigid",))

@@ -19,6 +19,7 @@ from robid.errors import RobidInputError, RobidOptionError
 from robid.io.files import read_yaml
 from robid.io.keys import check_field_types
 from robid.io.keys import check_keys as _check_keys
+from robid.io.mapping_files import design_file, scale_current_gains
 from robid.model.units import parse_quantity
 from robid.schemas import mapping as schema
 
@@ -104,6 +105,7 @@ class Group:
     delay: float | tuple[float, ...] = 0.0
     gains: tuple[float, ...] | None = None  # currents: joint torque = gain * current (N m/A, joint side)
     torque_constants: tuple[float, ...] | str | None = None  # currents: motor torque = k_T * current; "robot"
+    gain_scale: str | None = None  # currents: the drive-gain file that scaled the gains (robid.io.mapping_files)
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,7 @@ def mapping_from_dict(data: Any, where: str) -> ChannelMapping:
         raise RobidInputError(f"{where}: torques or currents: one of them is required")
     if "torques" in groups and "currents" in groups:
         raise RobidInputError(f"{where}: give torques or currents, not both")
+    groups = scale_current_gains(groups, where)
     dof = data.get("dof")
     if dof is not None and (not isinstance(dof, int) or isinstance(dof, bool) or dof < 1):
         raise RobidInputError(f"{where}: dof: expected a positive integer, got {dof!r}")
@@ -198,7 +201,7 @@ def mapping_from_dict(data: Any, where: str) -> ChannelMapping:
         dof=dof,
         read=top_read,
         description=str(data.get("description", "")),
-        design=_design_file(data.get("design"), where),
+        design=design_file(data.get("design"), where),
         topic=_optional_text(data, "topic", "a topic name such as /joint_states", where),
         joint_names=_renames(data.get("joint_names"), f"{where}: joint_names"),
     )
@@ -211,22 +214,6 @@ def _renames(raw: Any, where: str) -> dict[str, str] | None:
     if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
         raise RobidInputError(f"{where}: expected a mapping {{bag joint name: robot joint name}}, got {raw!r}")
     return dict(raw)
-
-
-def _design_file(value: Any, where: str) -> str | None:
-    """``design:``: the published design (.mat, robid.io.design_file) the record executes once, relative to the
-    mapping file's folder; refused unless it exists."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.lower().endswith(".mat"):
-        raise RobidOptionError(None,
-            f"{where}: design: expected a published design file (.mat) run once between rests, got {value!r} "
-            "(a robid TRAJ.json goes with {trajectory})"
-        )
-    path = Path(value) if Path(value).is_absolute() else Path(where).parent / value
-    if not path.is_file():
-        raise RobidInputError(f"{where}: design: {path} does not exist")
-    return str(path)
 
 
 _CANONICAL = re.compile(r"^(t|q|qd|qdd|tau|i|theta)(\d+)?$")
@@ -402,7 +389,7 @@ def _group(spec: Any, name: str, where: str, top_read: ReadOptions) -> Group:
         kt = "robot" if raw == "robot" else _numbers(raw, f"{where}: torque_constants", None)
     delay = _delay(group_keys["delay"], f"{where}: delay") if "delay" in group_keys else 0.0
     return Group(name=name, parts=tuple(parts), side=side, offset=offset, delay=delay, gains=gains,
-                 torque_constants=kt)
+                 torque_constants=kt, gain_scale=group_keys.get("gain_scale"))
 
 
 def _delay(raw: Any, where: str) -> float | tuple[float, ...]:

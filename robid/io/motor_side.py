@@ -92,7 +92,9 @@ def currents_to_torque(
         gains = np.asarray(group.gains)
         if gains.size != n:
             raise RobidInputError(f"{where}: currents.gains: {gains.size} values for {n} joints")
-        notes.append(f"{where}: tau = K * i with drive gains K = [{', '.join(f'{g:g}' for g in gains)}] N m/A")
+        scaled = "" if group.gain_scale is None else f" (scaled by the drive-gain file {group.gain_scale})"
+        notes.append(f"{where}: tau = K * i with drive gains K = [{', '.join(f'{g:g}' for g in gains)}] N m/A"
+                     + scaled)
         return i * gains
     if group.torque_constants == "robot":
         kt = transmission.robot_values("torque_constant", f"{where}: currents")

@@ -37,7 +37,9 @@ class PayloadRows:
     """``Y`` (N, dof, 10) filtered payload columns and ``dtau`` (N, dof) torque of the load, rows not kept zeroed;
     ``keep`` (N, dof); ``correlation`` how white noise reaches the rows; ``reference`` ``"unloaded run"`` or
     ``"model"``; ``shift`` the unloaded run's time shift (s) or None; ``sigma_reference`` (dof,) the noise of the
-    processed torque of the unloaded run (0 for the model)."""
+    processed torque of the unloaded run (0 for the model); ``friction`` (N, dof, 2) the loaded run's filtered
+    ``sign(qd_j)`` and ``qd_j`` of each joint, rows not kept zeroed (the columns of a change of Coulomb and viscous
+    friction between the runs, robid.payload.gains), or None."""
 
     source: str
     reference: str
@@ -47,6 +49,7 @@ class PayloadRows:
     correlation: RowCorrelation
     shift: float | None
     notes: tuple[str, ...]
+    friction: np.ndarray | None = None
 
 
 def processed_run(robot: Robot, path: str | Path, *, mapping=None, options: ProcessingOptions | None = None,
@@ -66,6 +69,19 @@ def filtered_columns(rigid: Robot, processed: ProcessedSignals) -> np.ndarray:
         return y.reshape(n, dof, 10)
     y = payload_regressor(rigid, processed.q, processed.qd, processed.qdd)
     return processed.apply_filter(y.reshape(n, dof * 10)).reshape(n, dof, 10)
+
+
+def friction_columns(processed: ProcessedSignals) -> np.ndarray:
+    """(N, dof, 2): each joint's ``sign(qd_j)`` and ``qd_j`` through the torque's filter, like the payload columns
+    (the whole record first when the path offers it)."""
+    n, dof = processed.q.shape
+
+    def columns(qd: np.ndarray) -> np.ndarray:
+        return np.stack([np.sign(qd), qd], axis=2).reshape(qd.shape[0], dof * 2)
+
+    if processed.parallel_filter is not None:
+        return processed.parallel_filter(lambda q, qd, qdd, v: columns(qd)).reshape(n, dof, 2)
+    return processed.apply_filter(columns(processed.qd)).reshape(n, dof, 2)
 
 
 def correlation_of(processed: ProcessedSignals) -> RowCorrelation:
@@ -158,7 +174,9 @@ def difference_rows(rigid: Robot, loaded: ProcessedSignals, unloaded: ProcessedS
     if int(keep.sum()) < 10:
         raise RobidInputError(f"{sources[0]}: only {int(keep.sum())} (sample, joint) rows are usable against "
                               f"{sources[1]}: do the runs execute the same trajectory?")
-    return PayloadRows(sources[0], "unloaded run", Y, dtau, keep, correlation_of(loaded), s, tuple(notes))
+    friction = friction_columns(loaded) * keep[:, :, None]
+    return PayloadRows(sources[0], "unloaded run", Y, dtau, keep, correlation_of(loaded), s, tuple(notes),
+                       friction=friction)
 
 
 def model_rows(robot: Robot, rigid: Robot, path, base_values, *, mapping=None,

@@ -72,6 +72,9 @@ GROUP_FIELDS = (
           unit="s", items=Field("", "number|string", ""), default=0),
     Field("gains", "list", "currents only: joint torque per ampere, tau = K i (one of gains, torque_constants).",
           unit="N m/A", items=Field("", "number", "")),
+    Field("gain_scale", "string", "currents with gains only: a drive-gain file of robid payload calibrate-gains "
+          "(GAINS.yaml, relative to this file) whose scale multiplies the gains: tau = scale K i "
+          "(docs/payload.md)."),
     Field("torque_constants", "list|string", "currents only: motor torque per ampere, a list or robot (the "
           "robot file's); tau = N^T (k_T i).", unit="N m/A", items=Field("", "number", ""), enum=("robot",)),
 )
