@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robid.errors import RobidInputError
+from robid.errors import RobidInputError, RobidOptionError
 from robid.estimation.estimators import wls
 from robid.payload.data import PayloadRows
 from robid.payload.estimate import VIF_LIMIT, variance_inflation
@@ -156,9 +156,9 @@ def calibrate_gains(rows: PayloadRows, mass: float, com=None, joint_names=None) 
     nuisance unknown when the motion determines the inertia columns (variance inflation below VIF_LIMIT), else
     zero (a point mass)."""
     if not (math.isfinite(mass) and mass > 0):
-        raise RobidInputError(f"--mass: expected a payload mass > 0 kg, got {mass:g}")
+        raise RobidOptionError("mass", f"expected a payload mass > 0 kg, got {mass:g}")
     if com is not None and (np.shape(com) != (3,) or not np.all(np.isfinite(np.asarray(com, dtype=float)))):
-        raise RobidInputError(f"--com: expected three finite numbers x, y, z in m, got {com!r}")
+        raise RobidOptionError("com", f"expected three finite numbers x, y, z in m, got {com!r}")
     dof = rows.dtau.shape[1]
     names = tuple(joint_names) if joint_names is not None else tuple(f"q{j + 1}" for j in range(dof))
     problem = _Problem(rows, float(mass), _friction_block(rows))
@@ -196,8 +196,8 @@ def _calibration(problem: _Problem, names, x, free, lin, rms, sigma0, converged,
     cov = np.asarray(lin.covariance, float)
     calibrated = free[:dof]
     if np.any(c[calibrated] <= 0):
-        raise RobidInputError(f"{rows.source}: a drive-gain scale came out non-positive: do the runs carry the "
-                              "payload given by --mass?")
+        raise RobidOptionError(None, f"{rows.source}: a drive-gain scale came out non-positive: do the runs carry "
+                               "the payload given by {mass}?")
     scale, std = np.ones(dof), np.full(dof, np.nan)
     for j in np.flatnonzero(calibrated):
         scale[j] = 1.0 / c[j]

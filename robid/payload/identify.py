@@ -106,8 +106,8 @@ def _gain_scale(gains, joint_names, mappings=()) -> tuple[tuple[float, ...], str
     for path in (m for m in mappings if m is not None):
         currents = read_mapping(path).groups.get("currents")
         if currents is not None and currents.gain_scale:
-            raise RobidInputError(f"--gains: the mapping {path} scales its current gains by {currents.gain_scale} "
-                                  "already (currents.gain_scale): give one of them")
+            raise RobidOptionError("gains", f"the mapping {path} scales its current gains by "
+                                   f"{currents.gain_scale} already (currents.gain_scale): give one of them")
     if isinstance(gains, (str, Path)):
         from robid.io.gains_file import read_gains
 
