@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from robid.defaults import PERIODIC
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -76,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}")
     print(
         f"period {traj.period:g} s, {traj.harmonics} harmonics, "
-        + (f"rest-to-rest C{traj.continuity_order()}" if traj.rest_to_rest else "periodic")
+        + (f"rest-to-rest C{traj.continuity_order()}" if traj.rest_to_rest else PERIODIC)
     )
     print(
         f"cond {c.cond:.6g} (column-scaled), cond raw {c.cond_raw:.6g}, logdet {c.logdet:.6g}, "

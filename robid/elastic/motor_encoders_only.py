@@ -34,6 +34,7 @@ import dataclasses
 
 import numpy as np
 
+from robid.defaults import PERIODIC, PERIODIC_SAMPLES, REST_TO_REST
 from robid.errors import RobidInputError
 from robid.signals import ProcessedSignals
 from robid.signals.records import RowNoise
@@ -69,7 +70,7 @@ def check_motor_side_run(robot, processed: ProcessedSignals, source: str) -> Non
             f"{source}: --motor-encoders-only is for files whose positions are the motor encoders', and this one has "
             "motor positions (theta columns) besides link positions: identify it without the option"
         )
-    if processed.mode not in ("periodic", "periodic-samples", "rest-to-rest") or processed.period is None:
+    if processed.mode not in (PERIODIC, PERIODIC_SAMPLES, REST_TO_REST) or processed.period is None:
         raise RobidInputError(
             f"{source}: --motor-encoders-only needs a periodic run (the link states come from the spectrum of the "
             f"link torque over whole periods), and this one was processed as {processed.mode}"

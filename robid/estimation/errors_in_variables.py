@@ -43,6 +43,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.ndimage import uniform_filter1d
 
+from robid.defaults import EIV
 from robid.errors import RobidInputError
 from robid.estimation import _lsq
 from robid.estimation.results import EstimationResult
@@ -55,7 +56,7 @@ def corrected_least_squares(
     names: Sequence[str] | None = None,
     *,
     weights: Sequence[float] | np.ndarray | None = None,
-    method: str = "eiv",
+    method: str = EIV,
     periods: Sequence[int] | None = None,
 ) -> EstimationResult:
     """The corrected least-squares estimate (module docstring). ``noise_gram`` (rows, nb, nb): per row j,

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from robid import progress
-from robid.defaults import DEFAULT_METHOD, DEFAULT_MIN_SPEED, FRICTION_MODELS_AUTO
+from robid.defaults import CONSISTENT, DEFAULT_METHOD, DEFAULT_MIN_SPEED, EIV, FRICTION_MODELS_AUTO, OLS, PERIODIC, WLS
 from robid.defaults import METHODS as METHODS
 from robid.errors import RobidInputError
 from robid.estimation import (
@@ -287,7 +287,7 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
 
 
 #: methods whose estimate needs the stacked problem only through each joint's Gram matrices
-STREAMED_METHODS = ("ols", "wls", "consistent")
+STREAMED_METHODS = (OLS, WLS, CONSISTENT)
 
 
 def _streamed(robot: Robot, o: IdentificationOptions) -> bool:
@@ -344,7 +344,7 @@ def _method_estimate(robot: Robot, sets, W, tau, method: str, o: IdentificationO
     est = _estimate(W, tau, robot.base_parameters().names, method, row_correlation(list(sets)), notes)
     if method in CLOSED_LOOP_METHODS:
         return _closed_loop(robot, sets, est, dataclasses.replace(o, method=method), notes)
-    if method == "eiv":
+    if method == EIV:
         return _errors_in_variables(robot, sets, W, tau, est, o)
     return est
 
@@ -388,7 +388,7 @@ def _friction_selection(robot: Robot, sets, vsets, o: IdentificationOptions, com
 
 #: estimators whose values the joint fit of the chosen friction models replaces (it is a weighted fit with per-joint
 #: weights re-estimated from the residual, as wls)
-ADOPTING_METHODS = ("wls",)
+ADOPTING_METHODS = (WLS,)
 
 
 def _adopts(selection, o: IdentificationOptions, notes: list[str]) -> bool:
@@ -438,7 +438,7 @@ def _errors_in_variables(robot: Robot, sets, W, tau, start: EstimationResult, o:
     from robid.identification.regressor_noise import regressor_noise_gram
 
     gram = sum(regressor_noise_gram(robot, d, o.processing_for(d.source).torque_band) for d in sets)
-    periods = tuple(d.W.shape[0] for d in sets) if all(d.processed.mode == "periodic" for d in sets) else None
+    periods = tuple(d.W.shape[0] for d in sets) if all(d.processed.mode == PERIODIC for d in sets) else None
     return corrected_least_squares(W, tau, gram, robot.base_parameters().names, weights=start.weights,
                                    periods=periods)
 
@@ -453,7 +453,7 @@ def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: li
                 "are optimistic on non-periodic runs (use wls or ols for honest ones)"
             )
         return estimate(W, tau, names, method="irls")
-    least_squares = "wls" if method in ("consistent", "eiv", *CLOSED_LOOP_METHODS) else method
+    least_squares = WLS if method in (CONSISTENT, EIV, *CLOSED_LOOP_METHODS) else method
     return estimate(W, tau, names, method=least_squares, correlation=correlation)
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robid.defaults import PERIODIC
 from robid.errors import RobidInputError
 from robid.estimation import torque_metrics
 from robid.estimation.metrics import TorqueMetrics
@@ -199,7 +200,7 @@ def _at_file_samples(t: np.ndarray, processed, grid: np.ndarray, used: np.ndarra
     dof = grid.shape[1]
     tau = np.full((t.size, dof), np.nan)
     mark = np.full((t.size, dof), MARK_NOT_PREDICTED, dtype=int)
-    if processed.mode == "periodic":  # not produced with average_periods=False
+    if processed.mode == PERIODIC:  # not produced with average_periods=False
         raise RobidInputError("predict: an averaged period has no samples of its own to predict")
     inside = (t >= pt[0]) & (t <= pt[-1])
     for j in range(dof):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from robid.defaults import PROCESSING_MODES, TORQUE_BANDS
+from robid.defaults import PERIODIC, PROCESSING_MODES, REPEATING_MODES, TORQUE_BANDS
 from robid.errors import RobidInputError
 from robid.signals import periodic, selection, whole_periods
 from robid.signals.cutoff import PositionSpectra
@@ -120,7 +120,7 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
 
     spectra = PositionSpectra.of(sig["q"], (t.size - 1) / float(t[-1] - t[0]))
     result = _choose_and_run(t, sig, opts, where, lines, spectra)
-    repeats = result.mode in ("periodic", "periodic-samples") and result.n_periods >= 2
+    repeats = result.mode in REPEATING_MODES and result.n_periods >= 2
     plain = PlainRecipe.of(t, sig["q"], None if repeats else spectra, lines=repeats)
     result, guard = guarded(result, plain, max(2, opts.derivatives), opts.harmonics is None and opts.cutoff_hz is None)
     result = replace(result, lines=[*result.lines, guard.line()])
@@ -298,7 +298,7 @@ def _detected_period(
     whenever ``o.mode`` is periodic), else None; what was found goes to ``lines``."""
     found = periodic.detect_period(t, q)
     if found is None:
-        if o.mode == "periodic":
+        if o.mode == PERIODIC:
             raise RobidInputError(
                 f"{where}: no period found in the positions (need at least two periods in the record); "
                 "give it with --period or --trajectory"
@@ -312,7 +312,7 @@ def _detected_period(
         f"period detected from the positions: T = {found.period:.9g} s (mismatch {found.mismatch:.2e}); "
         f"{k} whole period(s){part}"
     )
-    if k >= 2 or o.mode == "periodic":
+    if k >= 2 or o.mode == PERIODIC:
         return found.period, "detected"
     return None, None
 

@@ -191,7 +191,7 @@ class ProcessedSignals(_Samples):
     qd: np.ndarray
     qdd: np.ndarray
     tau: np.ndarray
-    mode: str  # "periodic" | "periodic-samples" | "rest-to-rest" | "nonperiodic"
+    mode: str  # one of robid.defaults.PROCESSED_MODES
     sample_rate: float
     noise: NoiseEstimate
     keep: np.ndarray

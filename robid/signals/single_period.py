@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robid.defaults import PERIODIC, REST_TO_REST
 from robid.errors import RobidInputError
 from robid.signals import bands, cutoff, noise, periodic
 from robid.signals.path_result import MIN_SAMPLES, PathResult, format_ranges, format_values, kept_harmonics
@@ -77,7 +78,7 @@ def process_single_period(
         theta=theta_f,
         noise=est,
         apply_filter=periodic.window_filter(mask_tau, m, period, "the window"),
-        mode="rest-to-rest" if source == "segment" else "periodic",
+        mode=REST_TO_REST if source == "segment" else PERIODIC,
         rate=1.0 / h,
         lines=lines,
         period=period,

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robid.defaults import WLS
 from robid.errors import RobidInputError
 from robid.estimation import _lsq
 from robid.estimation.balancer._numbers import finite_or_none as _num
@@ -205,7 +206,7 @@ def _linear_start(
     """The regressor with the balancer column at the start geometry, and its WLS estimate (the linear solution)."""
     W0 = np.array(W)
     W0[:, :, c] = _checked_column(column, start, W.shape[:2])
-    return W0, estimate(W0, tau, names, method="wls")
+    return W0, estimate(W0, tau, names, method=WLS)
 
 
 def _checked_request(
