@@ -92,8 +92,7 @@ def test_the_library_checks_against_the_vocabulary():
     assert closed_loop_estimation.CLOSED_LOOP_METHODS is defaults.CLOSED_LOOP_METHODS
     assert closed_loop.FEEDFORWARD is defaults.FEEDFORWARD_KINDS
     assert coulomb.COULOMB_MODELS is defaults.COULOMB_MODELS
-    # the virtual robot's controller keeps its own tuple for now (robid/simulation/plant.py): equal words
-    assert tuple(plant.FEEDFORWARD_MODES) == defaults.FEEDFORWARD_KINDS
+    assert plant.FEEDFORWARD_MODES is defaults.FEEDFORWARD_KINDS
 
 
 def test_the_word_sets_are_consistent():
