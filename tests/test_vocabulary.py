@@ -117,7 +117,7 @@ def test_processing_refuses_a_word_outside_the_vocabulary(field, word):
 _NOT_THE_VOCABULARY = {
     # scipy's CubicSpline boundary condition, not a processing mode
     ("robid/identification/closed_loop.py", 'bc_type="periodic"'),
-    ("robid/simulation/plant.py", 'bc_type="periodic"'),
+    ("robid/simulation/feedforward.py", 'bc_type="periodic"'),
     # the names of the estimator functions robid.estimation exports (``from robid.estimation import wls``)
     ("robid/estimation/__init__.py", '"wls",'),
     ("robid/estimation/estimators.py", '__all__ = ["EstimationResult", "estimate", "irls", "ols", "wls"]'),
