@@ -95,7 +95,12 @@ def add_processing_arguments(p, stored: bool = False) -> None:
                    "1/R of the rows, their correlation kept in the covariance; docs/signals.md section 7)")
     g.add_argument("--keep-all-periods", action="store_true", default=d(False),
                    help="periodic: do not leave out transient periods from the average")
-    s = p.add_argument_group("data selection" + suffix)
+    _add_selection_arguments(p.add_argument_group("data selection" + suffix), d)
+    add_screening_arguments(p, "screening (row checks while reading)" + suffix, stored)
+
+
+def _add_selection_arguments(s, d) -> None:
+    """The data-selection options (``d``: the default as given, or suppressed for ``predict``)."""
     s.add_argument("--min-speed", type=float, metavar="V", default=d(DEFAULT_MIN_SPEED),
                    help="mark (sample, joint) rows with |qd| < V unused, in rad/s (m/s for prismatic joints): the "
                    "Coulomb term sign(qd) is ill-defined near velocity reversals and rest phases would be fitted with "
@@ -105,7 +110,6 @@ def add_processing_arguments(p, stored: bool = False) -> None:
                    help="mark standstill segments (see --standstill-speed) unused")
     s.add_argument("--standstill-speed", type=float, default=d(0.01), metavar="V",
                    help="speed below which every joint counts as standing still, rad/s or m/s (default 0.01)")
-    add_screening_arguments(p, "screening (row checks while reading)" + suffix, stored)
 
 
 def add_screening_arguments(p, title: str, stored: bool = False) -> None:
