@@ -212,10 +212,7 @@ def _order_reason(table: RawTable, ref: ChannelRef, candidates: np.ndarray, tk: 
             f"(row {table.rows[nxt]} has {table.values[nxt, ref.column]:.10g})"
         )
     nxt = int(candidates[after[0]])
-    return (
-        f"time stamp {tk:.10g} is out of order (row {table.rows[nxt]} has "
-        f"{table.values[nxt, ref.column]:.10g})"
-    )
+    return f"time stamp {tk:.10g} is out of order (row {table.rows[nxt]} has {table.values[nxt, ref.column]:.10g})"
 
 
 def _check_jumps(
