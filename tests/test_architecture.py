@@ -113,3 +113,12 @@ def test_the_io_leaves_import_nothing_of_robid_but_its_errors(module):
     used = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     used |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert {m for m in used if m.startswith("robid")} <= {"robid.errors"}
+
+
+def test_the_docs_the_code_cites_exist():
+    """Every ``docs/NAME.md`` a module cites is in the repository (the interfaces spec among them: issue 35)."""
+    import re
+
+    cited = {m for path in ROOT.rglob("*.py") for m in re.findall(r"docs/([\w.-]+\.md)", path.read_text())}
+    assert "interfaces.md" in cited
+    assert sorted(name for name in cited if not (ROOT.parent / "docs" / name).is_file()) == []

@@ -2,7 +2,7 @@
 
 Each command lives in its own module ``robid/cli/<name>_cmd.py`` exposing ``register(subparsers)`` that adds
 the sub-parser and sets ``func`` to a function taking the parsed arguments. Commands contain no numerics:
-they parse, call the library, print. Exit codes (interfaces.md section 4): 0 success; 2 bad input or usage,
+they parse, call the library, print. Exit codes (docs/interfaces.md section 4): 0 success; 2 bad input or usage,
 one line ``robid: error: ...`` on stderr; 1 internal failure.
 """
 

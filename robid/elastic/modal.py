@@ -72,7 +72,7 @@ class ModalResult:
     stable: bool
 
     def to_json(self) -> dict:
-        """The JSON of ``robid modal --json`` (interfaces.md section 4)."""
+        """The JSON of ``robid modal --json`` (docs/interfaces.md section 4)."""
         return {
             "pose": list(self.model.pose),
             "motors": self.model.motors,

@@ -1,5 +1,5 @@
 """What identification chooses where the caller left it open, and why: the layout, the estimator and the friction
-models (interfaces.md section 4: with no options ``robid identify`` takes the best path the robot file and the
+models (docs/interfaces.md section 4: with no options ``robid identify`` takes the best path the robot file and the
 data allow, and says what it chose). Each choice is one line for the record's ``choices`` and the command line.
 
 * **Layout.** A robot whose file declares springs (``elasticity`` blocks) is identified in the elastic layout

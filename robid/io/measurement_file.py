@@ -1,6 +1,6 @@
 """Read a measurement into the canonical form: files -> raw tables -> screening -> SI, joint side.
 
-``read_measurement(path, robot)`` reads the canonical CSV of interfaces.md section 3;
+``read_measurement(path, robot)`` reads the canonical CSV of docs/interfaces.md section 3;
 ``read_measurement(path, robot, mapping=...)`` reads any layout a mapping describes (docs/signals.md); a ROS 2 bag
 (folder, ``.mcap`` or ``.db3``) is read through :mod:`robid.io.ros_bag` into a table of its JointState messages.
 ``read_trajectory_timing`` reads the period and excited harmonics of a ``robid design`` trajectory or of a
@@ -128,7 +128,7 @@ def _joint_count(robot: RobotModel | None, dof: int | None, mapping: ChannelMapp
 
 
 def _canonical_layout(path: Path, tables: TableSet, n_joints: int, notes: list[str]) -> ChannelMapping:
-    """The mapping implied by the header of a canonical CSV (interfaces.md section 3); unused columns go to
+    """The mapping implied by the header of a canonical CSV (docs/interfaces.md section 3); unused columns go to
     ``notes``."""
     if path.is_dir() or file_format(path, ReadOptions()) != "csv":
         raise RobidInputError(
