@@ -6,8 +6,7 @@ Public surface (docs/interfaces.md section 2): :func:`load_robot` returning a :c
 """
 
 from robid.errors import RobidInputError
-
-__version__ = "0.1.0"
+from robid.version import __version__
 
 __all__ = ["BaseParameters", "Campaign", "Robot", "RobidInputError", "load_robot", "__version__"]
 

@@ -42,7 +42,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from robid import __version__
+    from robid.version import __version__
 
     parser = _Parser(prog="robid", description="Dynamic model identification of industrial robots.")
     parser.add_argument("--version", action="version", version=f"robid {__version__}")

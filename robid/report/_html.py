@@ -129,7 +129,8 @@ class Report:
         self.sections = list(default_sections() if sections is None else sections)
 
     def render(self, data: ReportData) -> str:
-        from robid import __version__, progress
+        from robid import progress
+        from robid.version import __version__
 
         first, bodies = [], []
         shown = [s for s in self.sections if s.applies(data)]
