@@ -162,7 +162,7 @@ def validation_processing(common, files: list[str]) -> dict:
     ``--period``, ``--harmonics``, ``--start``/``--end``, ...): they describe the identification runs; a
     validation run is another motion, whose period and band are found in its own data (or its mapping's
     design). Empty when no timing was given."""
-    from robid.identification.recording import FILE_TIMING, without_file_timing
+    from robid.identification.stored_options import FILE_TIMING, without_file_timing
 
     if not files or all(getattr(common, k) is None for k in FILE_TIMING if k != "period_source"):
         return {}

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     record = read_result(args.result)
     robot = robid.load_robot(args.robot, terms=record.terms or None)
     check_result_matches(robot, record, args.result)
-    from robid.identification.recording import screening_policy
+    from robid.identification.stored_options import screening_policy
 
     policy = screening_overrides(args, screening_policy(record.processing))
     pred = predict_file(robot, record, args.measurement, mapping=args.mapping, overrides=processing_overrides(args),

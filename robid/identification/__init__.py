@@ -4,8 +4,8 @@ robid.estimation and robid.signals."""
 
 from robid.identification.datasets import DataSet, load_dataset
 from robid.identification.identify import Identification, IdentificationOptions, identify, run_identification
-from robid.identification.recording import processing_options
 from robid.identification.run_records import held_out_run
+from robid.identification.stored_options import processing_options
 
 __all__ = [
     "DataSet",

@@ -104,7 +104,7 @@ def predict_file(
     """Predict the torques of the measurement ``path`` with the record's values (module docstring).
     ``overrides``: ProcessingOptions fields that replace the stored ones (e.g. ``{"cutoff_hz": 5.0}``)."""
     from robid.identification.datasets import read_positions, with_position_step
-    from robid.identification.recording import options_for_file, screening_policy
+    from robid.identification.stored_options import options_for_file, screening_policy
     from robid.signals import process
     from robid.signals.processing_summary import processing_summary
 

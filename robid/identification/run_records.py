@@ -346,7 +346,7 @@ def held_out_run(robot, record, path: str | Path, *, mapping=None, policy=None) 
     own."""
     from robid.identification.datasets import load_dataset
     from robid.identification.identified_model import IdentifiedModel
-    from robid.identification.recording import options_for_file, references_of, screening_policy
+    from robid.identification.stored_options import options_for_file, references_of, screening_policy
 
     options, stored_mapping, notes = options_for_file(record, str(path))
     dataset = load_dataset(
