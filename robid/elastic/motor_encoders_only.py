@@ -154,7 +154,7 @@ def link_states(robot, processed: ProcessedSignals, values: np.ndarray, omega_ma
 def _drive_regressor(robot, processed: ProcessedSignals, evaluate_at: np.ndarray, omega_max: float, source: str):
     """(drive rows of the regressor (N, dof, nb), their keep mask, the reconstructed states) at the link states
     that the base values ``evaluate_at`` reconstruct."""
-    from robid.identification.datasets import drive_rows, elastic_rows
+    from robid.elastic.layout_rows import drive_rows, elastic_rows
 
     states = link_states(robot, processed, evaluate_at, omega_max)
     W, _, keep = elastic_rows(robot, states, source)
