@@ -70,10 +70,11 @@ def test_the_file_definitions_are_a_leaf():
     assert {m for m in _outside("schemas") if m != "robid.defaults" and not m.startswith("robid.defaults.")} == set()
 
 
-def test_the_vocabulary_and_defaults_import_nothing():
+@pytest.mark.parametrize("module", ["defaults.py", "version.py"])
+def test_the_vocabulary_and_defaults_import_nothing(module):
     """robid.defaults holds the word sets and defaults the schemas, the command line and the library share: a leaf,
-    so that each of them can import it (tests/test_vocabulary.py)."""
-    tree = ast.parse((ROOT / "defaults.py").read_text())
+    so that each of them can import it (tests/test_vocabulary.py); robid.version likewise."""
+    tree = ast.parse((ROOT / module).read_text())
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
 
 
