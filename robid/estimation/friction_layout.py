@@ -13,8 +13,6 @@ import numpy as np
 from robid.errors import RobidInputError
 from robid.estimation.friction_problem import ColumnFunction, FrictionProblem, FrictionRequest
 
-# ---- layout: which columns a request adds, drops and varies ----------------------------------------------------
-
 
 @dataclass(frozen=True)
 class _Joint:

@@ -16,8 +16,6 @@ from robid.estimation import _lsq
 from robid.estimation.friction_layout import _Layout, _nonlinear_owner, _varying_columns
 from robid.estimation.friction_problem import FrictionProblem
 
-# ---- variable projection -----------------------------------------------------------------------------------------
-
 
 class _Projection:
     """Weighted fixed columns factored once per set of weights: A_s = A_w D^-1 = Q R, R = U S V^T (rank-revealing);

@@ -10,7 +10,6 @@ from collections.abc import Callable
 
 from robid.model.robot_model import RobotModel
 
-# ---- robots whose regressors travel to other processes ---------------------------------------------------------------
 #: per process: hash of (model, terms) -> robid.robot.Robot rebuilt from the derivation cache
 _REBUILT: dict[str, object] = {}
 
