@@ -1,6 +1,6 @@
 """The payload as a rigid body fixed to the last link: its ten standard parameters and the controller's view of it.
 
-The ten standard parameters of a body (docs/interfaces.md 1.3, robid.model.robot_model.INERTIAL_PARAMETERS) are
+The ten standard parameters of a body (interfaces.md 1.3, robid.model.robot_model.INERTIAL_PARAMETERS) are
 ``(m, mx, my, mz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz)`` with ``h = m c`` and the inertia tensor about the frame origin,
 products being the tensor entries (``Ixy = -int x y dm``). For a payload the frame is the **flange frame**: the
 last body frame of robid's model (the last DH / URDF frame of the robot file). A payload rigidly fixed to that body
