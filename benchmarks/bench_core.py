@@ -196,7 +196,7 @@ def _interleaved(fn_a, n_a: int, fn_b, n_b: int, rounds: int) -> tuple[np.ndarra
 
 def operation_counts() -> list[str]:
     import robid
-    from robid.symbolic.derive import customised_operation_counts
+    from robid.symbolic.operations import customised_operation_counts
 
     rows = [
         "| robot | inverse dynamics, numeric parameters folded (mult/add = total) | generic parameters (runtime input)"

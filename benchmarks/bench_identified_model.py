@@ -29,7 +29,7 @@ from robid.identification import IdentificationOptions, run_identification
 from robid.identification.datasets import load_dataset
 from robid.identification.friction_fit import fit_friction
 from robid.identification.identified_model import AdoptedFriction, IdentifiedModel
-from robid.identification.recording import options_for_file
+from robid.identification.stored_options import options_for_file
 from robid.model.loader import builtin_robot_path
 from robid.simulation import SensorSettings, simulate
 

@@ -1,13 +1,12 @@
 """robid: dynamic model identification of industrial robots.
 
-Public surface (interfaces.md section 2): :func:`load_robot` returning a :class:`Robot`, and :class:`Campaign`
+Public surface (docs/interfaces.md section 2): :func:`load_robot` returning a :class:`Robot`, and :class:`Campaign`
 (a campaign file as Python keyword arguments, docs/campaign.md). They are imported on first use, so that
 ``import robid.record`` (reading a RESULT.json) or ``robid --help`` load no numerical code.
 """
 
 from robid.errors import RobidInputError
-
-__version__ = "0.1.0"
+from robid.version import __version__
 
 __all__ = ["BaseParameters", "Campaign", "Robot", "RobidInputError", "load_robot", "__version__"]
 

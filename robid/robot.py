@@ -1,4 +1,4 @@
-"""The public Robot object (interfaces.md section 2): a model plus its compiled regressors."""
+"""The public Robot object (docs/interfaces.md section 2): a model plus its compiled regressors."""
 
 from __future__ import annotations
 

@@ -374,7 +374,7 @@ def test_base_reduction_is_consistent(robot_arg, terms):
     # for every parameter vector, not only the nominal one: Y = Yb G
     assert_rel(yb @ base.grouping, y, 1e-9, "Yb G vs Y")
     np.testing.assert_allclose(yb, y[:, :, base.indices], rtol=1e-12, atol=1e-12 * np.abs(y).max())
-    # naming and classes (interfaces.md 1.3, core_api.md)
+    # naming and classes (docs/interfaces.md 1.3, core_api.md)
     assert base.names == [robot.parameter_names[k] for k in base.indices]
     assert len(base.expressions) == nb
     for k, idx in enumerate(base.indices):

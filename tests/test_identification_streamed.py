@@ -154,7 +154,7 @@ def test_streamed_identification_equals_the_stacked_one(tmp_path, monkeypatch, m
     assert isinstance(streamed.datasets[0].W, CompactRegressor)
     assert isinstance(streamed.validation_sets[0].W, CompactRegressor)
     assert streamed.datasets[0].rows_used < streamed.datasets[0].W.shape[0] * robot.dof  # a data selection
-    monkeypatch.setattr(identify_module, "_streamed", lambda robot, o: False)
+    monkeypatch.setattr(identify_module, "streamed_runs", lambda robot, o: False)
     stacked = run_identification(robot, [ident], options, validation_files=[val])
     assert isinstance(stacked.datasets[0].W, np.ndarray)
     if decimate is None:  # automatic: rate >= 5 fc, and the largest such factor

@@ -107,7 +107,7 @@ def test_force_laws_at_hand_values():
 
 
 def test_columns_reproduce_the_motor_torque():
-    """tau = -F dl/dq (interfaces.md 1.2): spring k * col_k + (k l0) * col_kl0, gas p0 * col_p0."""
+    """tau = -F dl/dq (docs/interfaces.md 1.2): spring k * col_k + (k l0) * col_kl0, gas p0 * col_p0."""
     length, dl = np.array([0.7, 0.8, 0.95]), np.array([-0.1, 0.05, 0.2])
     k, l0 = 2.0e4, 0.9
     col_k, col_kl0 = balancer.spring_columns(length, dl)

@@ -100,7 +100,7 @@ def test_record_round_trip_and_what_it_holds(identification):
     record = ident.record
     assert IdentificationRecord.from_json(record.to_json()) == record
     data = json.loads(record.to_json())
-    # interfaces.md section 5, and the validation metrics derived from the validation runs
+    # docs/interfaces.md section 5, and the validation metrics derived from the validation runs
     assert list(data)[:3] == ["robid", "schema", "robot"]
     assert data["base_parameters"][0].keys() >= {"name", "expression", "value", "std", "relative_std_percent", "class"}
     assert data["validation"][0]["per_joint"] == data["validation_data"][0]["fit"]["per_joint"]

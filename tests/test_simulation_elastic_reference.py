@@ -21,7 +21,7 @@ from scipy.integrate import solve_ivp
 from scipy.interpolate import CubicSpline
 
 import robid
-import robid.simulation.plant as plant_module
+import robid.simulation.feedforward as feedforward_module
 from robid.elastic.motor_reference import motor_reference
 from robid.excitation.fourier import FourierTrajectory
 from robid.model.loader import builtin_robot_path, read_robot
@@ -73,7 +73,7 @@ def test_damped_do_2r_tracks_its_reference_far_better_than_with_tau_over_k(dampe
     one the damper's torque D tau_L' / K (2.7e-4 rad RMS on J1)."""
     traj = fourier([0.3, 0.8], 0.15, period=3.0, seed=3)
     new = simulate(damped_2r, traj, periods=2, sensors=QUIET, controller=FULL)
-    monkeypatch.setattr(plant_module, "periodic_deflection", quasi_static_deflection)
+    monkeypatch.setattr(feedforward_module, "periodic_deflection", quasi_static_deflection)
     old = simulate(damped_2r, traj, periods=2, sensors=QUIET, controller=FULL)
     assert rms_error(new) < 5e-7
     assert rms_error(old) > 1e-4
@@ -86,7 +86,7 @@ def test_kr_heavy_elastic_axes_track_better_with_the_exact_reference(monkeypatch
     RMS over A1-A3)."""
     traj = fourier(HOME, 0.05, period=5.0, harmonics=3, seed=5, rest_order=4)
     new = simulate("kr_heavy", traj, periods=1, sensors=QUIET, controller=FULL)
-    monkeypatch.setattr(plant_module, "periodic_deflection", quasi_static_deflection)
+    monkeypatch.setattr(feedforward_module, "periodic_deflection", quasi_static_deflection)
     old = simulate("kr_heavy", traj, periods=1, sensors=QUIET, controller=FULL)
     elastic = slice(0, 3)
     assert rms_error(new, elastic) < 2e-8

@@ -135,21 +135,22 @@ class _Campaign:
     """The steps of one campaign run, each cached by its fingerprint (module docstring)."""
 
     def __init__(self, spec: CampaignSpec, root: Path, force: bool, log: Callable[[str], None]):
-        import robid
         from robid.model.loader import builtin_robot_names, builtin_robot_path
+        from robid.robot import load_robot
+        from robid.version import __version__
 
         self.spec, self.root, self.force, self.log = spec, root, force, log
         self.dirs = {k: root / k / spec.name for k in ("trajectories", "measurements", "reports")}
         for d in self.dirs.values():
             ensure_folder(d, "campaign's output folder")
         self.state = _State(root, spec.name)
-        self.robot = robid.load_robot(spec.robot, terms=spec.terms)
+        self.robot = load_robot(spec.robot, terms=spec.terms)
         #: the robot identification and the report use: other terms when the campaign's identification names them
-        self.ident_robot = (robid.load_robot(spec.robot, terms=spec.identification_terms)
+        self.ident_robot = (load_robot(spec.robot, terms=spec.identification_terms)
                             if spec.identification_terms else self.robot)
         robot_path = builtin_robot_path(spec.robot) if spec.robot in builtin_robot_names() else Path(spec.robot)
         self.code_fp = code_fingerprint()
-        self.robot_fp = _fingerprint(_file_hash(robot_path), self.robot.terms, robid.__version__, self.code_fp)
+        self.robot_fp = _fingerprint(_file_hash(robot_path), self.robot.terms, __version__, self.code_fp)
         self.outcomes: list[StepOutcome] = []
         self.bar: progress.Bar | None = None  # set while the steps run
 
@@ -439,6 +440,6 @@ def _report(robot, spec: CampaignSpec, record, result_path: Path, out: Path, tra
 
 def _with_terms(robot, terms):
     """The robot with the terms a record was identified with (identification may choose the elastic layout)."""
-    import robid
+    from robid.robot import load_robot
 
-    return robid.load_robot(robot.model, terms=tuple(terms))
+    return load_robot(robot.model, terms=tuple(terms))

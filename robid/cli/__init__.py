@@ -2,7 +2,7 @@
 
 Each command lives in its own module ``robid/cli/<name>_cmd.py`` exposing ``register(subparsers)`` that adds
 the sub-parser and sets ``func`` to a function taking the parsed arguments. Commands contain no numerics:
-they parse, call the library, print. Exit codes (interfaces.md section 4): 0 success; 2 bad input or usage,
+they parse, call the library, print. Exit codes (docs/interfaces.md section 4): 0 success; 2 bad input or usage,
 one line ``robid: error: ...`` on stderr; 1 internal failure.
 """
 
@@ -42,7 +42,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from robid import __version__
+    from robid.version import __version__
 
     parser = _Parser(prog="robid", description="Dynamic model identification of industrial robots.")
     parser.add_argument("--version", action="version", version=f"robid {__version__}")

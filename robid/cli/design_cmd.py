@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from robid.defaults import PERIODIC
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -37,16 +39,35 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import dataclasses
-
     import robid
     from robid import progress
-    from robid.errors import RobidInputError
     from robid.excitation.design import design_from_spec
     from robid.excitation.spec import read_design_spec
     from robid.excitation.trajectory_file import save_trajectory
 
-    spec = read_design_spec(args.spec)
+    spec = _spec_with_options(read_design_spec(args.spec), args)
+    robot = robid.load_robot(args.robot)
+    progress.show_steps()  # --quiet: robid -q
+    if args.scheduler or args.workers:
+        from robid.excitation.optimiser import portable_robot, start_map
+        from robid.fleet.dask_engine import dask_client
+
+        with dask_client(args.scheduler, args.workers) as client, start_map(_dask_map(client)):
+            result, tf = design_from_spec(portable_robot(robot), spec, robot_label=str(args.robot))
+    else:
+        result, tf = design_from_spec(robot, spec, robot_label=str(args.robot))
+    save_trajectory(args.out, tf)
+    print(f"wrote {args.out}")
+    _print_summary(result, tf, spec, robot)
+    return 0 if result.check.ok else 1
+
+
+def _spec_with_options(spec, args: argparse.Namespace):
+    """The design spec with --seed and --starts applied, the options checked (--workers, --scheduler)."""
+    import dataclasses
+
+    from robid.errors import RobidInputError
+
     if args.seed is not None:
         if args.seed < 0:
             raise RobidInputError(f"--seed: expected an integer >= 0, got {args.seed}")
@@ -60,23 +81,16 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.scheduler:
         raise RobidInputError("--workers and --scheduler: give one (the workers of a scheduler are started with "
                               "`dask worker`, docs/fleet.md)")
-    robot = robid.load_robot(args.robot)
-    progress.show_steps()  # --quiet: robid -q
-    if args.scheduler or args.workers:
-        from robid.excitation.optimiser import portable_robot, start_map
-        from robid.fleet.dask_engine import dask_client
+    return spec
 
-        with dask_client(args.scheduler, args.workers) as client, start_map(_dask_map(client)):
-            result, tf = design_from_spec(portable_robot(robot), spec, robot_label=str(args.robot))
-    else:
-        result, tf = design_from_spec(robot, spec, robot_label=str(args.robot))
-    save_trajectory(args.out, tf)
+
+def _print_summary(result, tf, spec, robot) -> None:
+    """The design's lines: period and form, criteria, limits, collision gaps, RMS velocities, notes, starts."""
     c = result.criteria
     traj = result.trajectory
-    print(f"wrote {args.out}")
     print(
         f"period {traj.period:g} s, {traj.harmonics} harmonics, "
-        + (f"rest-to-rest C{traj.continuity_order()}" if traj.rest_to_rest else "periodic")
+        + (f"rest-to-rest C{traj.continuity_order()}" if traj.rest_to_rest else PERIODIC)
     )
     print(
         f"cond {c.cond:.6g} (column-scaled), cond raw {c.cond_raw:.6g}, logdet {c.logdet:.6g}, "
@@ -98,7 +112,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(result.starts)} starts (seed {spec.seed}), best {result.best_start + 1}, {result.seconds:.1f} s")
     print("time per start [s]: " + ", ".join(f"{s.seconds:.1f}" for s in result.starts)
           + f" (CPU {sum(s.cpu_seconds for s in result.starts):.1f} s in all)")
-    return 0 if result.check.ok else 1
 
 
 def _dask_map(client):

@@ -37,6 +37,13 @@ def register(subparsers) -> None:
     )
     p.add_argument("--periods", type=int, default=1, metavar="N",
                    help="number of excitation periods written (default 1)")
+    _add_controller_arguments(p)
+    p.set_defaults(func=run)
+
+
+def _add_controller_arguments(p) -> None:
+    """The options that fit the program to a controller and a cell: joint signs and offsets, speed scale, first
+    run, motor side, robot."""
     p.add_argument(
         "--joint-signs", default=None, metavar="S1,S2,...",
 help="per-joint sign, +1 or -1: controller = sign * robid + offset"
@@ -69,7 +76,6 @@ help="per-joint sign, +1 or -1: controller = sign * robid + offset"
         help="robot file (.yaml, .urdf) or built-in name (default: the robot TRAJ.json was designed for), for "
         "--motor-side and for checking the program against the design's Cartesian and collision limits",
     )
-    p.set_defaults(func=run)
 
 
 def _numbers(text: str | None, option: str, dof: int):

@@ -46,20 +46,7 @@ def run(args) -> int:
     classes = {n: base.classes[n] for n in names}
     operations = _operations(robot) if args.ops else None
     if args.json:
-        out = {
-            "dof": robot.dof,
-            "standard_parameters": names,
-            "base_parameters": [
-                {"name": n, "expression": e} for n, e in zip(base.names, base.expressions, strict=True)
-            ],
-            "classes": classes,
-            "exact": base.exact,
-            "terms": list(robot.terms),
-            "operation_counts": robot.meta["operation_counts"],
-        }
-        if operations is not None:
-            out["operations"] = {name: c.as_dict() for name, c in operations.items()}
-        print(json.dumps(out, indent=1))
+        print(json.dumps(_model_json(robot, classes, operations), indent=1))
         return 0
     counts = {c: sum(1 for v in classes.values() if v == c) for c in ("identifiable", "grouped", "unidentifiable")}
     print(f"robot: {robot.name} ({robot.dof} joints, {robot.model.kinematics}), terms: {', '.join(robot.terms)}")
@@ -84,17 +71,41 @@ def run(args) -> int:
         + ", ".join(f"{k} {v['mul']}/{v['add']}" for k, v in ops.items())
     )
     if operations is not None:
-        print("\noperations per sample (multiplications + additions = total; sin/cos of joint angles are inputs):")
-        width = max(len(k) for k in operations)
-        for name, c in operations.items():
-            calls = f", {c.calls} calls" if c.calls else ""
-            print(f"  {name:{width}s}  {c.mul:5d} + {c.add:5d} = {c.total:5d}{calls}")
-        if "inverse_dynamics_folded" not in operations and robot.model.chain is not None:
-            print("  (a general planar loop: these are the tree's programs, projected numerically after the loop "
-                  "closure; no folded inverse dynamics)")
-        elif "inverse_dynamics_folded" not in operations:
-            print("  (no folded inverse dynamics for the elastic layout: its joint torques need the motor states)")
+        _print_operations(robot, operations)
     return 0
+
+
+def _model_json(robot, classes: dict, operations: dict | None) -> dict:
+    """What ``robid model --json`` prints."""
+    base = robot.base_parameters()
+    out = {
+        "dof": robot.dof,
+        "standard_parameters": robot.parameter_names,
+        "base_parameters": [
+            {"name": n, "expression": e} for n, e in zip(base.names, base.expressions, strict=True)
+        ],
+        "classes": classes,
+        "exact": base.exact,
+        "terms": list(robot.terms),
+        "operation_counts": robot.meta["operation_counts"],
+    }
+    if operations is not None:
+        out["operations"] = {name: c.as_dict() for name, c in operations.items()}
+    return out
+
+
+def _print_operations(robot, operations: dict) -> None:
+    """The operation counts per sample of every generated program (``robid model --ops``)."""
+    print("\noperations per sample (multiplications + additions = total; sin/cos of joint angles are inputs):")
+    width = max(len(k) for k in operations)
+    for name, c in operations.items():
+        calls = f", {c.calls} calls" if c.calls else ""
+        print(f"  {name:{width}s}  {c.mul:5d} + {c.add:5d} = {c.total:5d}{calls}")
+    if "inverse_dynamics_folded" not in operations and robot.model.chain is not None:
+        print("  (a general planar loop: these are the tree's programs, projected numerically after the loop "
+              "closure; no folded inverse dynamics)")
+    elif "inverse_dynamics_folded" not in operations:
+        print("  (no folded inverse dynamics for the elastic layout: its joint torques need the motor states)")
 
 
 def _operations(robot) -> dict:

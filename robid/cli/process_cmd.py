@@ -98,7 +98,14 @@ def add_processing_arguments(p, stored: bool = False) -> None:
                    "1/R of the rows, their correlation kept in the covariance; docs/signals.md section 7)")
     g.add_argument("--keep-all-periods", action="store_true", default=d(not pd["reject_periods"]),
                    help="periodic: do not leave out transient periods from the average")
-    s = p.add_argument_group("data selection" + suffix)
+    _add_selection_arguments(p.add_argument_group("data selection" + suffix), d)
+    add_screening_arguments(p, "screening (row checks while reading)" + suffix, stored)
+
+
+def _add_selection_arguments(s, d) -> None:
+    """The data-selection options (``d``: the default as given, or suppressed for ``predict``; the defaults are
+    the request layer's, robid.requests)."""
+    pd = PROCESSING_DEFAULTS
     s.add_argument("--min-speed", type=float, metavar="V", default=d(pd["min_speed"]),
                    help="mark (sample, joint) rows with |qd| < V unused, in rad/s (m/s for prismatic joints): the "
                    "Coulomb term sign(qd) is ill-defined near velocity reversals and rest phases would be fitted with "
@@ -109,7 +116,6 @@ def add_processing_arguments(p, stored: bool = False) -> None:
     s.add_argument("--standstill-speed", type=float, default=d(pd["standstill_speed"]), metavar="V",
                    help="speed below which every joint counts as standing still, rad/s or m/s (default "
                    f"{pd['standstill_speed']:g})")
-    add_screening_arguments(p, "screening (row checks while reading)" + suffix, stored)
 
 
 def add_screening_arguments(p, title: str, stored: bool = False) -> None:

@@ -88,24 +88,12 @@ def _check(args) -> None:
 def run(args) -> int:
     from robid import progress
     from robid.io.files import write_json
-    from robid.simulation import ControllerSettings, SensorSettings, simulate
+    from robid.simulation import ControllerSettings, simulate
 
     _check(args)
     if not args.json:
         progress.show_steps()
-    base = SensorSettings.with_noise_level(args.noise)
-    q_noise = base.q_noise if args.q_noise is None else args.q_noise
-    tau_noise, relative = (0.0, base.tau_noise_relative) if args.tau_noise is None else (args.tau_noise, 0.0)
-    sensors = SensorSettings(
-        rate=args.rate,
-        encoder_counts=args.encoder_counts or None,
-        q_noise=q_noise,
-        tau_noise=tau_noise,
-        tau_noise_relative=relative,
-        jitter=args.jitter,
-        delay=args.delay,
-        torque_signal="current" if args.currents else "torque",
-    )
+    sensors = _sensor_settings(args)
     with progress.stage(f"simulating {args.robot} along {args.trajectory}"):
         result = simulate(
             args.robot,
@@ -149,6 +137,25 @@ def run(args) -> int:
     if args.truth:
         print(f"wrote {args.truth} (true parameters)")
     return 0
+
+
+def _sensor_settings(args):
+    """The virtual sensors of the options: the --noise level's defaults, overridden by --q-noise and --tau-noise."""
+    from robid.simulation import SensorSettings
+
+    base = SensorSettings.with_noise_level(args.noise)
+    q_noise = base.q_noise if args.q_noise is None else args.q_noise
+    tau_noise, relative = (0.0, base.tau_noise_relative) if args.tau_noise is None else (args.tau_noise, 0.0)
+    return SensorSettings(
+        rate=args.rate,
+        encoder_counts=args.encoder_counts or None,
+        q_noise=q_noise,
+        tau_noise=tau_noise,
+        tau_noise_relative=relative,
+        jitter=args.jitter,
+        delay=args.delay,
+        torque_signal="current" if args.currents else "torque",
+    )
 
 
 def _groups(columns: list[str]) -> list[str]:

@@ -72,7 +72,7 @@ class ModalResult:
     stable: bool
 
     def to_json(self) -> dict:
-        """The JSON of ``robid modal --json`` (interfaces.md section 4)."""
+        """The JSON of ``robid modal --json`` (docs/interfaces.md section 4)."""
         return {
             "pose": list(self.model.pose),
             "motors": self.model.motors,
@@ -87,9 +87,9 @@ class ModalResult:
 
 def linearise(robot, pose, motors: str = "controlled") -> LinearisedModel:
     """The linearised closed loop of ``robot`` (robid.Robot or RobotModel) at ``pose`` (module docstring)."""
-    import robid
     from robid.model.checks import check_pose
     from robid.model.robot_model import RobotModel
+    from robid.robot import load_robot
 
     model = robot if isinstance(robot, RobotModel) else robot.model
     if motors not in MOTORS:
@@ -100,7 +100,7 @@ def linearise(robot, pose, motors: str = "controlled") -> LinearisedModel:
     if not elastic.any():
         raise RobidInputError(f"{model.name}: no elastic joint (elasticity in the robot file): no modes to compute")
     terms = ("rigid", "compensator") if any(j.compensator is not None for j in joints) else ("rigid",)
-    rigid_body = robid.load_robot(model, terms=terms)
+    rigid_body = load_robot(model, terms=terms)
     mass, gravity_stiffness = _mass_and_gravity_stiffness(rigid_body, q)
     ia = np.array([j.drive.reflected_inertia if j.drive is not None else 0.0 for j in joints])
     fv = np.array([j.friction.viscous for j in joints])

@@ -34,6 +34,7 @@ import dataclasses
 
 import numpy as np
 
+from robid.defaults import PERIODIC, PERIODIC_SAMPLES, REST_TO_REST
 from robid.errors import RobidInputError, RobidOptionError
 from robid.signals import ProcessedSignals
 from robid.signals.records import RowNoise
@@ -69,7 +70,7 @@ def check_motor_side_run(robot, processed: ProcessedSignals, source: str) -> Non
             f"{source}: {{motor_encoders_only}} is for files whose positions are the motor encoders', and this one has "
             "motor positions (theta columns) besides link positions: identify it without the option"
         )
-    if processed.mode not in ("periodic", "periodic-samples", "rest-to-rest") or processed.period is None:
+    if processed.mode not in (PERIODIC, PERIODIC_SAMPLES, REST_TO_REST) or processed.period is None:
         raise RobidOptionError(None,
             f"{source}: {{motor_encoders_only}} needs a periodic run (the link states come from the spectrum of the "
             f"link torque over whole periods), and this one was processed as {processed.mode}"
@@ -153,7 +154,7 @@ def link_states(robot, processed: ProcessedSignals, values: np.ndarray, omega_ma
 def _drive_regressor(robot, processed: ProcessedSignals, evaluate_at: np.ndarray, omega_max: float, source: str):
     """(drive rows of the regressor (N, dof, nb), their keep mask, the reconstructed states) at the link states
     that the base values ``evaluate_at`` reconstruct."""
-    from robid.identification.datasets import drive_rows, elastic_rows
+    from robid.elastic.layout_rows import drive_rows, elastic_rows
 
     states = link_states(robot, processed, evaluate_at, omega_max)
     W, _, keep = elastic_rows(robot, states, source)

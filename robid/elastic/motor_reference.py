@@ -257,10 +257,10 @@ class _LinkTorque:
     """tau_L(q, qd, qdd) = generated rigid-body inverse dynamics (with compensators) + D_l qd, (N, dof)."""
 
     def __init__(self, model, drives: _Drives):
-        import robid
+        from robid.robot import load_robot
 
         terms = ("rigid", "compensator") if any(j.compensator is not None for j in model.joints) else ("rigid",)
-        self.robot = robid.load_robot(model, terms=terms)
+        self.robot = load_robot(model, terms=terms)
         self.link_viscous = drives.link_viscous
         self.dof = model.dof
 

@@ -29,14 +29,14 @@ MAX_ITERATIONS = 50
 def link_positions(model, theta) -> tuple[np.ndarray, int]:
     """(q, iterations): the link positions that hang at rest on the springs of ``model`` (a RobotModel) from the
     motor positions ``theta`` (N, dof), module docstring."""
-    import robid
+    from robid.robot import load_robot
 
     theta = np.atleast_2d(np.asarray(theta, dtype=float))
     stiffness = np.array([j.elasticity.stiffness if j.elasticity is not None else np.inf for j in model.joints])
     if not np.any(np.isfinite(stiffness)):
         raise RobidInputError(f"{model.name}: static deflection: no elastic joint (elasticity in the robot file)")
     terms = ("rigid", "compensator") if any(j.compensator is not None for j in model.joints) else ("rigid",)
-    link_side = robid.load_robot(model, terms=terms)
+    link_side = load_robot(model, terms=terms)
     zeros = np.zeros_like(theta)
     compliance = 1.0 / stiffness  # 0 on rigid joints
     q = theta.copy()

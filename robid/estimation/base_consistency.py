@@ -77,30 +77,40 @@ def check_base_consistency(
     layout = parameter_layout(names)
     theta = cp.Variable(len(names))
     cons = lmi_constraints(theta, layout, mass_bounds, com_boxes, 0.0)
-    if covariance is not None:
-        cov = np.asarray(covariance, dtype=float)
-        if cov.shape != (nb, nb):
-            raise RobidInputError(f"check_base_consistency: covariance {cov.shape}, expected ({nb}, {nb})")
-        R, z = whitened(cov, G, beta)
-        objective = cp.sum_squares(R @ theta - z)
-    else:
-        objective = cp.sum_squares(cp.multiply(1.0 / s, G @ theta - beta))
-    out = solve(objective, cons, theta, solver, fallback_solver)
+    cov = None if covariance is None else np.asarray(covariance, dtype=float)
+    if cov is not None and cov.shape != (nb, nb):
+        raise RobidInputError(f"check_base_consistency: covariance {cov.shape}, expected ({nb}, {nb})")
+    out = solve(_distance(cp, theta, G, beta, s, cov), cons, theta, solver, fallback_solver)
     notes = list(out.notes)
     if layout.incomplete_links:
         notes.append("links without all ten inertial parameters get no LMI: " + ", ".join(layout.incomplete_links))
+    return _report(out, G, beta, s, bnames, cov, rel_tol, floor, notes, len(names))
+
+
+def _distance(cp, theta, G: np.ndarray, beta: np.ndarray, s: np.ndarray, cov: np.ndarray | None):
+    """The squared distance of G theta from beta: Mahalanobis with the covariance, else relative to ``s``."""
+    if cov is not None:
+        R, z = whitened(cov, G, beta)
+        return cp.sum_squares(R @ theta - z)
+    return cp.sum_squares(cp.multiply(1.0 / s, G @ theta - beta))
+
+
+def _report(out, G, beta, s, bnames, cov, rel_tol: float, floor: float, notes: list[str],
+            n_standard: int) -> BaseConsistencyReport:
+    """The verdict of the solved feasibility problem ``out`` (no verdict when it was not solved)."""
+    nb = beta.shape[0]
     if not out.solved:
         nan = np.full(nb, np.nan)
         notes.append("feasibility problem not solved: no verdict")
         return BaseConsistencyReport(
-            None, False, out.status, nan, nan, (), np.full(len(names), np.nan), None, None, tuple(notes)
+            None, False, out.status, nan, nan, (), np.full(n_standard, np.nan), None, None, tuple(notes)
         )
     mismatch = G @ out.value - beta
     rel = mismatch / s
     order = np.argsort(-np.abs(rel))
     moved = tuple((bnames[i], float(beta[i]), float(beta[i] + mismatch[i])) for i in order if abs(rel[i]) > rel_tol)
     maha = compatible = None
-    if covariance is not None:
+    if cov is not None:
         from scipy.stats import chi2
 
         maha = float(np.sqrt(max(mismatch @ np.linalg.solve(cov, mismatch), 0.0)))

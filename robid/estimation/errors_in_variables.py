@@ -52,6 +52,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.ndimage import uniform_filter1d
 
+from robid.defaults import EIV
 from robid.errors import RobidInputError
 from robid.estimation import _lsq
 from robid.estimation.results import EstimationResult
@@ -64,7 +65,7 @@ def corrected_least_squares(
     names: Sequence[str] | None = None,
     *,
     weights: Sequence[float] | np.ndarray | None = None,
-    method: str = "eiv",
+    method: str = EIV,
     periods: Sequence[int] | None = None,
     model_meat: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray | None] | None = None,
 ) -> EstimationResult:

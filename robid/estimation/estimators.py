@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from robid.defaults import IRLS, OLS, WLS
 from robid.errors import RobidInputError
 from robid.estimation import _lsq, correlated
 from robid.estimation.compressed import CompressedProblem, compress
@@ -249,7 +250,7 @@ def wls_compressed(
         sigma_cov = 1.0 / weights
         notes.append("covariance uses the given noise_std as exact: (A_w^T A_w)^-1")
     notes += _correlation_notes(correlation)
-    result, _ = _solve_and_report(problem, full_residual, names, weights, "wls", notes, iterations, sigma_cov, model)
+    result, _ = _solve_and_report(problem, full_residual, names, weights, WLS, notes, iterations, sigma_cov, model)
     if noise_std is not None:
         result = _check_given_noise(result, weights)
     return result
@@ -481,10 +482,10 @@ def _m_estimate_covariance(
 
 
 def estimate(
-    W: np.ndarray, tau: np.ndarray, names: Sequence[str] | None = None, *, method: str = "wls", **options
+    W: np.ndarray, tau: np.ndarray, names: Sequence[str] | None = None, *, method: str = WLS, **options
 ) -> EstimationResult:
-    """Dispatch by name: ``"ols"``, ``"wls"``, ``"irls"`` (options passed on)."""
-    table = {"ols": ols, "wls": wls, "irls": irls}
+    """Dispatch by name: ``ols``, ``wls``, ``irls`` (robid.defaults; options passed on)."""
+    table = {OLS: ols, WLS: wls, IRLS: irls}
     if method not in table:
         raise RobidInputError(
             f"method: expected one of {sorted(table)} (or 'consistent', see consistent.py), got {method!r}"

@@ -95,16 +95,8 @@ def select_friction_models(
     chosen models are fitted together (``final``; the linear fit itself when every joint stays linear).
     ``start_weights``: the per-joint weights of a linear fit already made (e.g. the WLS estimate's): the linear
     candidate is fitted once with them instead of re-estimating them."""
-    requests = [c if isinstance(c, FrictionRequest) else FrictionRequest(str(c)) for c in candidates]
-    if not requests:
-        raise RobidInputError("friction selection: no candidate model")
+    requests, chosen_joints = _checked_request(problem, candidates, joints, tolerance)
     names = problem.joint_names
-    chosen_joints = list(names) if joints is None else list(joints)
-    for j in chosen_joints:
-        if j not in names:
-            raise RobidInputError(f"friction selection: no joint named {j!r} (joints: {', '.join(names)})")
-    if not 0 <= tolerance < 1:
-        raise RobidInputError(f"friction selection: tolerance must be in [0, 1), got {tolerance!r}")
     projections: dict = {}  # the factored fixed columns, shared by candidates with the same columns and weights
     # the linear model: with the weights of a fit of it already made (``start_weights``, e.g. the WLS estimate's)
     # one weighted fit, else weights re-estimated from its residual
@@ -120,22 +112,8 @@ def select_friction_models(
     notes: list[str] = []
     for joint in chosen_joints:
         j = names.index(joint)
-        options = []
-        for req in requests:
-            if req.model == "linear" and not req.ripple:
-                fit, figures = baseline, baseline.joints[j]
-            else:
-                try:
-                    fit = screen_candidate(problem, joint, req, weights, projections)
-                except RobidInputError as exc:  # e.g. a joint that never moves: the linear candidate still counts
-                    notes.append(f"{joint} {req.label}: not fitted: {exc}")
-                    continue
-                figures = fit.joint
-            val = _validation_rms(fit, validation, j) if validation else None
-            params = tuple((n, fit.value(n), fit.std_of(n)) for n in figures.parameters)
-            cand = FrictionCandidate(joint, req.label, figures, val, params, fit.converged)
-            rows.append(cand)
-            options.append((req, cand, fit))
+        options = _joint_candidates(problem, joint, requests, baseline, weights, projections, validation, notes)
+        rows.extend(cand for _, cand, _ in options)
         if not options:
             raise RobidInputError(f"friction selection: no candidate could be fitted on joint {joint}: "
                                   + "; ".join(notes[-len(requests):]))
@@ -152,6 +130,43 @@ def select_friction_models(
     return FrictionSelection(tuple(names), tuple(chosen), "validation" if validation else "bic", float(tolerance),
                              tuple(rows), final, tuple(notes))
 
+
+
+
+def _checked_request(problem: FrictionProblem, candidates, joints, tolerance: float):
+    """(candidate requests, joints compared) of :func:`select_friction_models`' arguments, checked."""
+    requests = [c if isinstance(c, FrictionRequest) else FrictionRequest(str(c)) for c in candidates]
+    if not requests:
+        raise RobidInputError("friction selection: no candidate model")
+    names = problem.joint_names
+    chosen_joints = list(names) if joints is None else list(joints)
+    for j in chosen_joints:
+        if j not in names:
+            raise RobidInputError(f"friction selection: no joint named {j!r} (joints: {', '.join(names)})")
+    if not 0 <= tolerance < 1:
+        raise RobidInputError(f"friction selection: tolerance must be in [0, 1), got {tolerance!r}")
+    return requests, chosen_joints
+
+def _joint_candidates(problem: FrictionProblem, joint: str, requests, baseline: NonlinearFrictionResult, weights,
+                      projections: dict, validation: Sequence[FrictionProblem], notes: list[str]) -> list[tuple]:
+    """(request, candidate, fit) of every candidate fitted on ``joint``, the others linear: the linear one is the
+    baseline's, the others screened with its weights; a candidate that cannot be fitted is said in ``notes``."""
+    j = problem.joint_names.index(joint)
+    options = []
+    for req in requests:
+        if req.model == "linear" and not req.ripple:
+            fit, figures = baseline, baseline.joints[j]
+        else:
+            try:
+                fit = screen_candidate(problem, joint, req, weights, projections)
+            except RobidInputError as exc:  # e.g. a joint that never moves: the linear candidate still counts
+                notes.append(f"{joint} {req.label}: not fitted: {exc}")
+                continue
+            figures = fit.joint
+        val = _validation_rms(fit, validation, j) if validation else None
+        params = tuple((n, fit.value(n), fit.std_of(n)) for n in figures.parameters)
+        options.append((req, FrictionCandidate(joint, req.label, figures, val, params, fit.converged), fit))
+    return options
 
 def _validation_rms(fit: NonlinearFrictionResult, validation: Sequence[FrictionProblem], row: int) -> float:
     sq, n = 0.0, 0

@@ -40,22 +40,19 @@ import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
 from robid.estimation import _lsq
-from robid.estimation.nonlinear_friction import (
-    FrictionProblem,
-    FrictionRequest,
-    JointFrictionFit,
-    _bounds,
-    _effective_rows,
+from robid.estimation.friction_layout import (
     _fixed_columns,
     _joint_parameters,
     _layout,
     _nonlinear_owner,
-    _Projection,
     _reporting_values,
     _requests,
     _ripple_function,
     _varying_function,
 )
+from robid.estimation.friction_problem import FrictionProblem, FrictionRequest, JointFrictionFit
+from robid.estimation.friction_projection import _bounds, _Projection
+from robid.estimation.nonlinear_friction import _effective_rows
 
 #: grid points over each nonlinear parameter's range before the refinement, as the full fit's start (8 missed the
 #: basin of a Stribeck velocity of 0.2 rad/s in tests/test_nonlinear_friction.py: the refinement found 1.16)

@@ -111,6 +111,22 @@ def classify(
     ok = np.isfinite(level) & (level > 0)
     iso = statistics.isolated_relative_std_percent(W, np.where(ok, 1.0 / np.where(ok, level, 1.0), 0.0), ref)
     pairs = statistics.correlated_pairs(result.covariance, result.names, th.correlation_threshold)
+    params = _parameter_classes(result, iso, pairs, th)
+    notes = [
+        f"well-identified: relative std < {th.poor_relative_std_percent:g} %; poorly-identified otherwise; "
+        f"barely-excited: relative std >= {th.poor_relative_std_percent:g} % even for an orthogonal column; "
+        f"correlated: |corr| > {th.correlation_threshold:g}"
+    ]
+    standard = ()
+    if structural_classes is not None or grouping is not None:
+        standard = _standard_classes(params, result.names, structural_classes, grouping, standard_names)
+    return IdentifiabilityReport(th, tuple(params), pairs, standard, tuple(notes))
+
+
+
+def _parameter_classes(result: EstimationResult, iso: np.ndarray, pairs, th: ClassificationThresholds) -> list:
+    """Each base parameter's class from its relative std and its isolated one (an orthogonal column's), with the
+    parameters it is correlated with."""
     partners: dict[str, list[str]] = {n: [] for n in result.names}
     for p in pairs:
         partners[p.first].append(p.second)
@@ -135,16 +151,7 @@ def classify(
                 correlated_with=tuple(partners[name]),
             )
         )
-    notes = [
-        f"well-identified: relative std < {th.poor_relative_std_percent:g} %; poorly-identified otherwise; "
-        f"barely-excited: relative std >= {th.poor_relative_std_percent:g} % even for an orthogonal column; "
-        f"correlated: |corr| > {th.correlation_threshold:g}"
-    ]
-    standard = ()
-    if structural_classes is not None or grouping is not None:
-        standard = _standard_classes(params, result.names, structural_classes, grouping, standard_names)
-    return IdentifiabilityReport(th, tuple(params), pairs, standard, tuple(notes))
-
+    return params
 
 def _standard_classes(params, base_names, structural, grouping, standard_names) -> tuple[StandardClass, ...]:
     if grouping is None or standard_names is None:

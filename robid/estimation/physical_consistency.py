@@ -1,6 +1,6 @@
 """Physical consistency of a standard parameter set: per-link and per-joint verdicts with reasons.
 
-Conventions (interfaces.md 1.3, docs/core_api.md): per link ``m_J, mx_J, my_J, mz_J, Ixx_J, Ixy_J, Ixz_J, Iyy_J,
+Conventions (docs/interfaces.md 1.3, docs/core_api.md): per link ``m_J, mx_J, my_J, mz_J, Ixx_J, Ixy_J, Ixz_J, Iyy_J,
 Iyz_J, Izz_J`` with ``h = (mx, my, mz) = m c`` and the inertia tensor ``I`` about the frame origin, products
 being the tensor entries (``Ixy = -int x y dm``). Per joint ``Ia_J``, ``fv_J``, ``fc_J``, ``f0_J``, ``k_J``,
 ``d_J``.

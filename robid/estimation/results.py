@@ -28,7 +28,7 @@ class EstimationResult:
 
     Attributes
     ----------
-    method : which estimator produced these numbers (``"ols"``, ``"wls"``, ``"irls-huber"``, ...).
+    method : which estimator produced these numbers (``ols``, ``wls``, ``irls-huber``, ...: robid.defaults.METHODS).
     names : parameter names, in column order of the regressor.
     values, covariance, std, relative_std_percent : estimate, its covariance, ``sqrt(diag(cov))`` and
         ``100 std/|value|``.

@@ -60,9 +60,20 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
     )
     result, notes = _design_with_a_reachable_floor(problem, base.regressor, spec.source)
     notes = ([centre_note] if centre_note else []) + notes
-    design = {
-        "robot": robot_label or model.name,
-        "base_parameters": list(getattr(base, "names", [])),
+    design = _design_block(result, spec, robot_label or model.name, list(getattr(base, "names", [])), notes)
+    collision = {"collision": spec.collision} if spec.collision else {}
+    shown = tuple(c.description for c in points)  # the collision section: as written, rebuilt by the export
+    tf = TrajectoryFile(result.trajectory, limits, spec.margin, shown, {**design, **collision},
+                        passive_block(model))
+    return result, tf
+
+
+
+def _design_block(result: DesignResult, spec: DesignSpec, robot_name: str, base_names: list, notes: list) -> dict:
+    """The ``design`` block of the trajectory file: what was asked, what the search found, the check, when and where."""
+    return {
+        "robot": robot_name,
+        "base_parameters": base_names,
         "criterion": spec.criterion,
         "criteria": result.criteria.to_dict(),
         "min_rms_velocity": result.problem.min_rms_velocity,
@@ -90,12 +101,6 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": platform.platform(),
     }
-    collision = {"collision": spec.collision} if spec.collision else {}
-    shown = tuple(c.description for c in points)  # the collision section: as written, rebuilt by the export
-    tf = TrajectoryFile(result.trajectory, limits, spec.margin, shown, {**design, **collision},
-                        passive_block(model))
-    return result, tf
-
 
 def passive_block(model) -> dict:
     """The trajectory file's ``passive`` block of a chain of parallelograms (robid.excitation.trajectory_file)."""

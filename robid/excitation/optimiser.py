@@ -17,6 +17,9 @@ SLSQP (scipy) runs from each, keeps its best iterate near the limits and stops a
 without progress; the kept point is pulled towards the centre pose (amplitude bisection) until feasible. The
 best start wins (ties: the lower start index). Same inputs and seed give the same trajectory.
 
+The problem and result types are in design_problem.py, the objective and limit rows in evaluator.py, the robots
+that travel to worker processes in portable.py; this module runs the starts (their old import paths still work).
+
 Parallel starts: all starting points are drawn in the calling process first (the same sequence as the serial
 loop), so each start depends only on (seed, start index); ``map_starts(fn, items)`` (argument of
 :func:`design_excitation`, or set for a block with :func:`start_map`) then runs the starts, e.g. on Dask workers
@@ -29,292 +32,35 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import hashlib
 import logging
 import math
-import pickle
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.optimize
 
 from robid import progress
-from robid.excitation.cartesian import CartesianLimit
 from robid.excitation.centre import workspace_room
-from robid.excitation.channels import channel_derivatives
-from robid.excitation.constraints import CheckReport, JointLimitSet, TorqueFunction, check_trajectory
-from robid.excitation.criteria import (
-    DEFAULT_CRITERION,
-    BaseRegressor,
-    CriterionValues,
-    criterion_grid,
-    evaluate_criteria,
-    objective_and_gradient,
-    objective_value,
-    stack,
+from robid.excitation.constraints import check_trajectory
+from robid.excitation.criteria import BaseRegressor, evaluate_criteria
+from robid.excitation.design_problem import COARSE_POINTS as COARSE_POINTS
+from robid.excitation.design_problem import CONSTRAINT_POINTS_PER_HARMONIC as CONSTRAINT_POINTS_PER_HARMONIC
+from robid.excitation.design_problem import (
+    FLOOR_TOLERANCE,
+    IMPROVEMENT,
+    TRACK_TOLERANCE,
+    DesignProblem,
+    DesignResult,
+    StartRecord,
 )
-from robid.excitation.fourier import FourierTrajectory, basis, minimum_harmonics, rest_nullspace
-from robid.excitation.grid_constraints import GridConstraints
-from robid.excitation.starts import largest_feasible_scale, screened_starts
-from robid.excitation.velocity_floor import (
-    DEFAULT_MIN_RMS_VELOCITY,
-    VelocityFloor,
-    floor_speeds,
-    lift_to_floor,
-    reachable_speed,
-)
-from robid.model.robot_model import RobotModel
+from robid.excitation.evaluator import _Evaluator
+from robid.excitation.fourier import FourierTrajectory
+from robid.excitation.portable import portable_robot as portable_robot
+from robid.excitation.starts import screened_starts
 
 _log = logging.getLogger(__name__)
-
-#: default constraint samples per harmonic: the inter-sample bound M_{k+2} h^2 / 8 then costs about 1-2 % of an
-#: acceleration limit (0.4 % at 32 per harmonic, with four times the rows and about twice the SLSQP time)
-CONSTRAINT_POINTS_PER_HARMONIC = 16
-
-#: smallest decrease of the objective (log cond, or -logdet) that counts as progress of a start
-IMPROVEMENT = 1e-4
-
-#: an iterate whose smallest limit row is above -TRACK_TOLERANCE (rows are relative to their limit) may become
-#: the start's result, after being shrunk into the limits
-TRACK_TOLERANCE = 1e-3
-
-#: samples of one period on which candidate starting points are ranked
-COARSE_POINTS = 64
-
-#: a start's result meets the excitation floor when every floored joint's RMS velocity is >= (1 - this) of its
-#: floor (the kept iterate may sit TRACK_TOLERANCE below a row and is then shrunk by about as much)
-FLOOR_TOLERANCE = 5e-3
-
-
-@dataclass(frozen=True, eq=False)
-class DesignProblem:
-    """Everything the designer needs besides the regressor. ``limits`` are the hard limits (SI)."""
-
-    period: float
-    harmonics: int
-    center: np.ndarray
-    limits: JointLimitSet
-    margin: float = 0.05
-    rest_order: int | None = 4
-    criterion: str = DEFAULT_CRITERION
-    raw_weight: float = 1.0  # weight of log cond_raw in the cond_both criterion
-    #: excitation floor: every joint's RMS velocity over the period >= this fraction of its reachable speed (its
-    #: velocity limit, or less where the position range and acceleration limit allow less in the period;
-    #: robid.excitation.velocity_floor; 0: none)
-    min_rms_velocity: float = DEFAULT_MIN_RMS_VELOCITY
-    grid_points: int = 250
-    seed: int = 0
-    starts: int = 4
-    max_iterations: int = 150
-    cartesian: Sequence[CartesianLimit] = ()
-    model: RobotModel | None = None
-    torque_fn: TorqueFunction | None = None
-    joint_names: tuple[str, ...] = ()
-    #: 0: every constraint sample is a row of the optimiser; n > 0: the soft minimum of each of n windows of
-    #: samples per limit (fewer rows, same limits; robid.excitation.grid_constraints)
-    constraint_windows: int = 0
-    #: samples of one period on which the limits are imposed (None: CONSTRAINT_POINTS_PER_HARMONIC per harmonic,
-    #: at least 64); the inter-sample bound M h^2 / 8 keeps the limits valid between them
-    constraint_points: int | None = None
-    #: a start stops when its best feasible criterion has not improved for this many iterations (0: never)
-    patience: int = 25
-    #: candidate starting points per start, ranked on a coarse grid (robid.excitation.starts); 1: no screening
-    #: (the default: on the UR10e and payload designs the screened starts ended no better, docs/excitation.md)
-    screening: int = 1
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "center", np.asarray(self.center, dtype=float).reshape(-1))
-        if not 0.0 <= self.min_rms_velocity < 1.0:
-            raise ValueError(
-                f"min_rms_velocity: a fraction of the reachable speed in [0, 1), got {self.min_rms_velocity}"
-            )
-        if self.rest_order is not None and self.harmonics < minimum_harmonics(self.rest_order):
-            raise ValueError(
-                f"rest-to-rest of order {self.rest_order} needs at least {minimum_harmonics(self.rest_order)} harmonics"
-            )
-
-    @property
-    def dof(self) -> int:
-        return self.center.shape[0]
-
-    def constraint_samples(self) -> int:
-        if self.constraint_points is not None:
-            return int(self.constraint_points)
-        return max(64, CONSTRAINT_POINTS_PER_HARMONIC * self.harmonics)
-
-    def reachable_speeds(self) -> np.ndarray:
-        """Every joint's reachable speed within the limits narrowed by the margin
-        (:func:`robid.excitation.velocity_floor.reachable_speed`)."""
-        lim = self.limits.with_margin(self.margin)
-        return reachable_speed(lim.position, lim.velocity, lim.acceleration, lim.jerk, self.center, self.period,
-                               self.harmonics)
-
-    def floor_speeds(self) -> np.ndarray:
-        """The RMS velocity floor of every joint (rad/s or m/s; 0: none): ``min_rms_velocity`` x its reachable
-        speed."""
-        return floor_speeds(self.min_rms_velocity, self.reachable_speeds())
-
-
-@dataclass(frozen=True)
-class StartRecord:
-    index: int
-    objective: float
-    iterations: int
-    evaluations: int
-    success: bool
-    message: str
-    shrink: float  # amplitude factor applied afterwards to restore feasibility (1.0 = none)
-    seconds: float  # wall time of the start, where it ran
-    cpu_seconds: float = math.nan  # CPU time of the process that ran it, during the start
-    floor_met: bool = True  # every joint's RMS velocity reaches its floor (DesignProblem.min_rms_velocity)
-
-
-@dataclass(frozen=True, eq=False)
-class DesignResult:
-    trajectory: FourierTrajectory
-    criteria: CriterionValues
-    check: CheckReport
-    starts: tuple[StartRecord, ...]
-    best_start: int
-    seconds: float
-    problem: DesignProblem = field(repr=False)
-
-
-def _passive_joints(p: DesignProblem):
-    """The closed chain's passive joints with limits, narrowed by the margin (None for a serial robot)."""
-    from robid.excitation.passive_limits import PassiveJoints
-
-    passive = PassiveJoints.from_model(p.model) if p.model is not None else None
-    return passive.with_margin(p.margin) if passive is not None else None
-
-
-class _Evaluator:
-    """Objective and constraints in the reduced variables z (dof, r), with caching between calls."""
-
-    def __init__(self, problem: DesignProblem, base_regressor: BaseRegressor):
-        p = problem
-        self.p = p
-        self.regressor = base_regressor
-        h2 = 2 * p.harmonics
-        self.null = rest_nullspace(p.harmonics, p.rest_order) if p.rest_order is not None else np.eye(h2)
-        self.r = self.null.shape[1]
-        self.constraints = GridConstraints(
-            p.limits.with_margin(p.margin),
-            p.period,
-            p.harmonics,
-            p.constraint_samples(),
-            p.center,
-            p.cartesian,
-            p.model,
-            p.torque_fn,
-            passive=_passive_joints(p),
-        )
-        self.floor = VelocityFloor(p.floor_speeds())
-        self.t = criterion_grid(p.period, p.grid_points)
-        self.basis = [basis(self.t, p.period, p.harmonics, k) for k in range(3)]
-        t_coarse = criterion_grid(p.period, min(p.grid_points, COARSE_POINTS))
-        self._coarse = [basis(t_coarse, p.period, p.harmonics, k) for k in range(3)]
-        self.windows = p.constraint_windows if p.constraint_windows > 0 else None  # None: every sample a row
-        self._cache_f: tuple[bytes, float, np.ndarray, np.ndarray] | None = None
-        self._cache_g: tuple[bytes, np.ndarray, np.ndarray] | None = None
-        self.evaluations = 0
-
-    def coefficients(self, z: np.ndarray) -> np.ndarray:
-        return np.asarray(z, dtype=float).reshape(self.p.dof, self.r) @ self.null.T
-
-    def states(self, x_all: np.ndarray):
-        q = self.basis[0] @ x_all.T + self.p.center
-        return q, self.basis[1] @ x_all.T, self.basis[2] @ x_all.T
-
-    def _criterion(self, z: np.ndarray, with_gradient: bool) -> tuple[float, np.ndarray, np.ndarray | None]:
-        """(f, W as (N, dof, nb), df/dW or None) at z, kept for the gradient at the same point."""
-        key = np.asarray(z).tobytes()
-        if self._cache_f is None or self._cache_f[0] != key:
-            q, qd, qdd = self.states(self.coefficients(z))
-            w3 = np.asarray(self.regressor(q, qd, qdd), dtype=float)
-            self.evaluations += 1
-            f = objective_value(stack(w3), self.p.criterion, self.p.raw_weight)
-            self._cache_f = (key, f if math.isfinite(f) else 1e6, w3, None)
-        key, f, w3, g = self._cache_f
-        if with_gradient and g is None:
-            f_again, g = objective_and_gradient(stack(w3), self.p.criterion, self.p.raw_weight)
-            if not math.isfinite(f_again):
-                g = np.zeros_like(g)
-            self._cache_f = (key, f, w3, g)
-        return f, w3, g
-
-    def objective(self, z: np.ndarray) -> float:
-        return self._criterion(z, False)[0]
-
-    def gradient(self, z: np.ndarray) -> np.ndarray:
-        """df/dz: the criterion's analytic gradient in W (:func:`objective_and_gradient`: singular pairs of the
-        Gram matrix, d sigma = u^T dW v) chained through the joint channels (:func:`channel_derivatives`) and the
-        Fourier basis to the coefficients, then to the rest-to-rest coordinates z."""
-        _, w3, g = self._criterion(z, True)
-        q, qd, qdd = self.states(self.coefficients(z))
-        g3 = g.reshape(w3.shape)
-        grad_x = np.zeros((self.p.dof, 2 * self.p.harmonics))
-        for kind, j, dw in channel_derivatives(self.regressor, q, qd, qdd, w3):
-            weights = np.einsum("nrc,nrc->n", g3, dw)
-            grad_x[j] += self.basis[kind].T @ weights
-        self.evaluations += 5 * self.p.dof
-        return (grad_x @ self.null).reshape(-1)
-
-    def _constraints(self, z: np.ndarray):
-        """(key, rows, Jacobian): the limit rows, then the excitation floor's rows."""
-        key = np.asarray(z).tobytes()
-        if self._cache_g is None or self._cache_g[0] != key:
-            x_all = self.coefficients(z)
-            g, jz = self.constraints.evaluate_windows(x_all, self.windows, self.null)
-            if self.floor.rows:
-                g = np.concatenate([g, self.floor.values(x_all)])
-                jz = np.vstack([jz, self.floor.jacobian(x_all, self.null)])
-            self._cache_g = (key, g, jz)
-        return self._cache_g
-
-    def constraint_values(self, z: np.ndarray) -> np.ndarray:
-        """The optimiser's rows at z, limits then floor (line searches need no Jacobian: it is computed only when
-        asked for)."""
-        key = np.asarray(z).tobytes()
-        if self._cache_g is not None and self._cache_g[0] == key:
-            return self._cache_g[1]
-        if self.windows is not None:
-            return self._constraints(z)[1]
-        x_all = self.coefficients(z)
-        g = self.constraints.values(x_all)
-        return np.concatenate([g, self.floor.values(x_all)]) if self.floor.rows else g
-
-    def constraint_jacobian(self, z: np.ndarray) -> np.ndarray:
-        return self._constraints(z)[2]
-
-    def feasible(self, z: np.ndarray) -> bool:
-        """Every certified limit row >= 0 at z (all samples; the excitation floor is not a limit: see
-        :meth:`floor_met`)."""
-        return bool(np.min(self.constraints.values(self.coefficients(z)), initial=0.0) >= 0.0)
-
-    def floor_met(self, z: np.ndarray, tolerance: float = 0.0) -> bool:
-        """Every floored joint's RMS velocity >= (1 - tolerance) of its floor at z."""
-        return self.floor.met(self.coefficients(z), tolerance)
-
-    def lift_to_floor(self, z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """A starting point z raised onto the excitation floor within the limits
-        (:func:`robid.excitation.velocity_floor.lift_to_floor`)."""
-        z = np.array(z, dtype=float).reshape(self.p.dof, self.r)
-        return lift_to_floor(z, self.floor, self.coefficients, self.feasible, self.null, self.p.harmonics, rng)
-
-    def largest_feasible_scale(self, z: np.ndarray) -> float:
-        """Largest alpha in [0, 1] (bisection) with z scaled by alpha feasible; 0 if only the centre pose is."""
-        return largest_feasible_scale(self.feasible, z, upper=1.0)
-
-    def coarse_objective(self, z: np.ndarray) -> float:
-        """The criterion on the coarse screening grid (:data:`COARSE_POINTS` samples of one period)."""
-        x_all = self.coefficients(z)
-        q = self._coarse[0] @ x_all.T + self.p.center
-        w3 = np.asarray(self.regressor(q, self._coarse[1] @ x_all.T, self._coarse[2] @ x_all.T), dtype=float)
-        return objective_value(stack(w3), self.p.criterion, self.p.raw_weight)
-
 
 #: ``map_starts(fn, items)`` -> the results of ``fn`` over ``items``, in the order of ``items`` (may be lazy)
 StartMap = Callable[[Callable, Sequence], Iterable]
@@ -550,61 +296,3 @@ def _display(objective: float, criterion: str) -> float:
     return -objective
 
 
-# ---- robots whose regressors travel to other processes ---------------------------------------------------------------
-#: per process: hash of (model, terms) -> robid.robot.Robot rebuilt from the derivation cache
-_REBUILT: dict[str, object] = {}
-
-
-class _RobotMethod:
-    """Picklable stand-in for ``Robot.inverse_dynamics`` or ``Robot.base_parameters().regressor``: pickles as
-    (model, terms); after unpickling the robot is rebuilt on first call (once per process: the derivation cache is
-    shared and locked, so a robot type derives at most once). Same compiled code, so the same numbers."""
-
-    def __init__(self, model: RobotModel, terms: tuple[str, ...], kind: str, fn: Callable | None = None):
-        self.model, self.terms, self.kind = model, tuple(terms), kind
-        self._fn = fn
-
-    def __getstate__(self) -> dict:
-        return {"model": self.model, "terms": self.terms, "kind": self.kind, "_fn": None}
-
-    def __call__(self, *args, **kwargs):
-        if self._fn is None:
-            from robid.robot import Robot
-
-            key = hashlib.sha256(pickle.dumps((self.model, self.terms))).hexdigest()  # nominal values included
-            robot = _REBUILT.get(key)
-            if robot is None:
-                robot = _REBUILT[key] = Robot(self.model, self.terms)
-            self._fn = robot.base_parameters().regressor if self.kind == "base_regressor" else robot.inverse_dynamics
-        return self._fn(*args, **kwargs)
-
-
-class _PortableBase:
-    def __init__(self, base, regressor: _RobotMethod):
-        self.names = list(getattr(base, "names", []))
-        self.regressor = regressor
-
-
-class _PortableRobot:
-    """The parts of a robot that :func:`robid.excitation.design.design_from_spec` uses, picklable."""
-
-    def __init__(self, robot):
-        self.model = robot.model
-        base = robot.base_parameters()
-        self._base = _PortableBase(base, _RobotMethod(robot.model, robot.terms, "base_regressor", base.regressor))
-        self.inverse_dynamics = _RobotMethod(robot.model, robot.terms, "inverse_dynamics", robot.inverse_dynamics)
-
-    def base_parameters(self) -> _PortableBase:
-        return self._base
-
-
-def portable_robot(robot):
-    """``robot`` itself when its base regressor and inverse dynamics pickle (e.g. a pure-Python stand-in), else a
-    wrapper for a :class:`robid.robot.Robot` (compiled code) whose methods are rebuilt where they are unpickled."""
-    try:
-        pickle.dumps((robot.model, robot.base_parameters().regressor, getattr(robot, "inverse_dynamics", None)))
-        return robot
-    except Exception:  # ctypes handles of the compiled backend, generated modules
-        if not hasattr(robot, "terms"):
-            raise
-        return _PortableRobot(robot)

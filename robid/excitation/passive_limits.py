@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robid.excitation.constraints import QUANTITIES, JointLimitSet, LimitCheck
 from robid.excitation.fourier import FourierTrajectory
+from robid.excitation.joint_limits import QUANTITIES, JointLimitSet, LimitCheck, _joint_items
 
 #: the passive joints' limits that are kept (position, velocity, acceleration)
 PASSIVE_ORDERS = (0, 1, 2)
@@ -128,8 +128,6 @@ class PassiveJoints:
         """The check's items for the passive joints (linear chains: certified; numeric: sampled, with the margin
         estimate of the module docstring)."""
         if self.relation is not None:
-            from robid.excitation.constraints import _joint_items
-
             return [_passive_name(i) for i in _joint_items(self.trajectory(traj), self.limits, t, h)]
         q, qd, qdd = (traj.derivative(t, k) for k in range(3))
         pos, vel, acc, _ = self.motion(q, qd, qdd)

@@ -91,11 +91,7 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
     criterion = data.get("criterion", DEFAULT_CRITERION)
     if criterion not in CRITERIA:
         raise RobidInputError(f"{where}: criterion: expected one of {', '.join(CRITERIA)}, got {criterion!r}")
-    center = data.get("center")
-    if center is not None:
-        if not isinstance(center, list) or not center:
-            raise RobidInputError(f"{where}: center: expected a list with one value per joint")
-        center = [parse_quantity(v, f"{where}: center[{i}]") for i, v in enumerate(center)]
+    center = _center(data.get("center"), where)
     margin = data.get("margin", 0.05)
     if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0.0 <= margin < 0.5:
         raise RobidInputError(f"{where}: margin: expected a fraction in [0, 0.5), got {margin!r}")
@@ -112,32 +108,28 @@ def spec_from_dict(data: Any, where: str = "spec") -> DesignSpec:
             f"{where}: min_rms_velocity: expected a fraction of the reachable speed in [0, 1), got {floor!r}"
         )
     limits = _limits(data.get("limits", {}), f"{where}: limits")
-    cart = data.get("cartesian", []) or []
+    cart = _cartesian(data.get("cartesian", []) or [], where)
+    collision = _collision_section(data.get("collision"), f"{where}: collision")
+    return DesignSpec(harmonics, period, center, rest, rest_order, criterion, limits, seed, float(margin), starts, grid,
+                      max_it, cart, float(raw_weight), where, dict(data), float(floor), collision)
+
+
+def _center(center: Any, where: str) -> list[float] | None:
+    """The spec's ``center`` (one position per joint, units allowed), or None."""
+    if center is None:
+        return None
+    if not isinstance(center, list) or not center:
+        raise RobidInputError(f"{where}: center: expected a list with one value per joint")
+    return [parse_quantity(v, f"{where}: center[{i}]") for i, v in enumerate(center)]
+
+
+def _cartesian(cart: Any, where: str) -> list:
+    """The spec's ``cartesian`` points, each checked."""
     if not isinstance(cart, list):
         raise RobidInputError(f"{where}: cartesian: expected a list of points")
     for i, c in enumerate(cart):
         _check_cartesian(c, f"{where}: cartesian[{i}]")
-    collision = _collision_section(data.get("collision"), f"{where}: collision")
-    return DesignSpec(
-        harmonics,
-        period,
-        center,
-        rest,
-        rest_order,
-        criterion,
-        limits,
-        seed,
-        float(margin),
-        starts,
-        grid,
-        max_it,
-        cart,
-        float(raw_weight),
-        where,
-        dict(data),
-        float(floor),
-        collision,
-    )
+    return cart
 
 
 def _collision_section(data: Any, where: str) -> dict:

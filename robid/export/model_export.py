@@ -84,7 +84,7 @@ def _held_lines(record: IdentificationRecord) -> list[str]:
 
 def header_lines(record: IdentificationRecord, standard: ExportedStandardSet, source: str) -> list[str]:
     """What was identified, when (the result file) and how well; what the export had to choose."""
-    from robid import __version__
+    from robid.version import __version__
 
     classes = {p.name: p.identifiability for p in record.base_parameters}
     well = sum(1 for c in classes.values() if c == "well-identified")

@@ -112,23 +112,11 @@ def exported_standard_set(
     if not np.all(np.isfinite(beta)):
         bad = [n for n, v in zip(bnames, beta, strict=True) if not np.isfinite(v)]
         raise RobidInputError(f"export: base parameter {bad[0]} has no value: nothing to export")
-    cov = None
-    if covariance is not None:
-        c = np.asarray(covariance, dtype=float)
-        if c.shape == (nb, nb) and np.all(np.isfinite(np.diag(c))) and np.all(np.isfinite(c)):
-            cov = c
+    cov = _usable_covariance(covariance, nb)
     notes: list[str] = []
     w = nominal_weights(names, nominal)
-    # the verdict in relative scaling: in the covariance's metric, moves along badly determined directions cost
-    # so little that the solver's tolerance leaves them far above the relative tolerance of the verdict
-    if consistent_by_construction:
-        identified_consistent = True
-    else:
-        check = check_base_consistency(beta, G, names, base_names=bnames, solver=solver)
-        notes += list(check.notes)
-        if check.consistent is None:
-            raise RobidInputError(f"export: the physical-consistency check could not be solved ({check.status})")
-        identified_consistent = check.consistent
+    identified_consistent = consistent_by_construction or _identified_consistent(beta, G, names, bnames, solver,
+                                                                                 notes)
     if identified_consistent:  # the identified values themselves, to the check's tolerance
         values = _nearest_to_nominal(beta, G, names, nominal, w, solver, notes)
     else:
@@ -151,6 +139,27 @@ def exported_standard_set(
         notes=tuple(notes),
     )
 
+
+
+def _usable_covariance(covariance, nb: int) -> np.ndarray | None:
+    """The estimate's covariance when it is (nb, nb) and finite, else None (relative scaling)."""
+    if covariance is None:
+        return None
+    c = np.asarray(covariance, dtype=float)
+    if c.shape == (nb, nb) and np.all(np.isfinite(np.diag(c))) and np.all(np.isfinite(c)):
+        return c
+    return None
+
+
+def _identified_consistent(beta, G, names, bnames, solver: str, notes: list[str]) -> bool:
+    """Whether the identified base values have a physically consistent standard set. The verdict in relative
+    scaling: in the covariance's metric, moves along badly determined directions cost so little that the solver's
+    tolerance leaves them far above the relative tolerance of the verdict."""
+    check = check_base_consistency(beta, G, names, base_names=bnames, solver=solver)
+    notes += list(check.notes)
+    if check.consistent is None:
+        raise RobidInputError(f"export: the physical-consistency check could not be solved ({check.status})")
+    return check.consistent
 
 #: weight of the nominal prior against the Mahalanobis fit when the identified base values are not consistent:
 #: a 100 % deviation of one parameter from its nominal value costs 1e-3 in chi-square units

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from robid.defaults import IRLS, OLS, WLS
 from robid.errors import RobidInputError
 from robid.estimation.balancer import (
     CollinearityReport,
@@ -141,7 +142,7 @@ def _stacked(result) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _estimator(method: str) -> str:
-    return "irls" if method.startswith("irls") else method if method in ("ols", "wls") else "wls"
+    return IRLS if method.startswith(IRLS) else method if method in (OLS, WLS) else WLS
 
 
 def fix_result_parameters(

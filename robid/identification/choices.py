@@ -1,5 +1,5 @@
 """What identification chooses where the caller left it open, and why: the layout, the estimator and the friction
-models (interfaces.md section 4: with no options ``robid identify`` takes the best path the robot file and the
+models (docs/interfaces.md section 4: with no options ``robid identify`` takes the best path the robot file and the
 data allow, and says what it chose). Each choice is one line for the record's ``choices`` and the command line.
 
 * **Layout.** A robot whose file declares springs (``elasticity`` blocks) is identified in the elastic layout
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from robid.defaults import FRICTION_MODELS_AUTO
+from robid.defaults import EIV, FRICTION_MODELS_AUTO, PERIODIC, WLS
 from robid.estimation.nonlinear_friction import FRICTION_CANDIDATES
 from robid.robot import Robot
 
@@ -134,18 +134,18 @@ def resolved_method(robot: Robot, options, datasets=None) -> tuple[str, str | No
     if options.method != "auto":
         return options.method, None
     if not robot.motor_joints or options.motor_encoders_only:
-        return "wls", "method: wls (auto) -- two-step per-joint weights (--method overrides)"
+        return WLS, "method: wls (auto) -- two-step per-joint weights (--method overrides)"
     if datasets is None:
         return "auto", None
-    averaged = all(d.processed.mode == "periodic" and options.processing_for(d.source).torque_band == "all"
+    averaged = all(d.processed.mode == PERIODIC and options.processing_for(d.source).torque_band == "all"
                    for d in datasets)
     if averaged:
-        return "eiv", ("method: eiv (auto) -- the elastic layout's spring, damping and acceleration columns carry "
-                       "the encoders' noise; least squares corrected for it, with a covariance that counts the rows "
-                       "correlated within the period (--method overrides)")
-    return "wls", ("method: wls (auto) -- the elastic layout on runs that are not averaged periodic ones: eiv's "
-                   "covariance needs whole periods; wls's std of the spring and damping parameters are too small "
-                   "here (noise in their columns; docs/elastic.md section 3)")
+        return EIV, ("method: eiv (auto) -- the elastic layout's spring, damping and acceleration columns carry "
+                      "the encoders' noise; least squares corrected for it, with a covariance that counts the rows "
+                      "correlated within the period (--method overrides)")
+    return WLS, ("method: wls (auto) -- the elastic layout on runs that are not averaged periodic ones: eiv's "
+                  "covariance needs whole periods; wls's std of the spring and damping parameters are too small "
+                  "here (noise in their columns; docs/elastic.md section 3)")
 
 
 def friction_candidates(robot: Robot, options, method: str, rows: int, streamed: bool) -> tuple[tuple, str | None]:
@@ -161,7 +161,7 @@ def friction_candidates(robot: Robot, options, method: str, rows: int, streamed:
         reason = "the elastic layout (the comparison is for one row per joint)"
     elif not own:
         return (), None
-    elif method != "wls":
+    elif method != WLS:
         reason = f"--method {method} (the chosen models would be fitted by wls)"
     elif streamed:
         reason = "a long non-periodic record kept on the streamed path"

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robid.defaults import CLOSED_LOOP_METHODS
+from robid.defaults import CLOSED_LOOP_METHODS, PERIODIC, WLS
 from robid.errors import RobidInputError, RobidOptionError
 from robid.estimation import EstimationResult, estimate
 from robid.estimation.instrumental import iv
@@ -116,7 +116,7 @@ def closed_loop_estimate(robot, sets: tuple[DataSet, ...], method: str, start: E
         if method == "idim-iv":
             est = iv(W, Z, tau, names, method="idim-iv", correlation=row_correlation(list(sets)))
         else:
-            est = estimate(Z, tau, names, method="wls", correlation=row_correlation(list(sets)))
+            est = estimate(Z, tau, names, method=WLS, correlation=row_correlation(list(sets)))
         std = np.asarray(est.std, dtype=float)
         finite = np.isfinite(std) & (std > 0)
         move = float(np.max(np.abs(est.values - values)[finite] / std[finite])) if finite.any() else 0.0
@@ -195,7 +195,7 @@ def simulated_regressor(robot, values, dataset: DataSet, reference: Reference, f
         Z = processed.parallel_filter(on_record).reshape(n, dof, nb)
         q_sim = states["grid"][0][edge::decimate][:n]
     else:
-        if processed.mode == "periodic":  # one averaged period: average the simulated periods used
+        if processed.mode == PERIODIC:  # one averaged period: average the simulated periods used
             period = float(processed.period)
             segment = processed.segment or (grid[0], grid[0] + processed.n_periods * period)
             total = int(round((segment[1] - segment[0]) / period))

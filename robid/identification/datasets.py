@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from robid.elastic.layout_rows import drive_rows as drive_rows
+from robid.elastic.layout_rows import elastic_rows as elastic_rows
 from robid.errors import RobidInputError, RobidOptionError
 from robid.estimation._lsq import used_rows
 from robid.estimation.compressed import CompressedProblem, StreamingQR
@@ -180,12 +182,6 @@ def _elastic_dataset(robot: Robot, processed: ProcessedSignals, source: str, not
                    drive_rows=drive_rows(robot))
 
 
-def drive_rows(robot: Robot) -> tuple[int, ...]:
-    """Per joint, its row of the elastic layout that carries the drive torque: the drive row of an elastic joint
-    (after the link rows), a rigid joint's own row."""
-    return tuple(robot.dof + robot.motor_joints.index(j) if j in robot.motor_joints else j for j in range(robot.dof))
-
-
 def _motor_side_dataset(robot: Robot, processed: ProcessedSignals, source: str, notes: list[str], values,
                         linearise: bool) -> DataSet:
     """The drive rows of a run recorded with motor encoders only (robid.elastic.motor_encoders_only): one row per
@@ -201,28 +197,6 @@ def _motor_side_dataset(robot: Robot, processed: ProcessedSignals, source: str, 
         notes.append(f"data selection: {int((~keep).sum())} (sample, joint) rows not used")
     return DataSet(source=source, processed=states, W=W, tau=tau, rows_used=int(keep.sum()), notes=tuple(notes),
                    reconstructed_link=True)
-
-
-def elastic_rows(robot: Robot, processed: ProcessedSignals, source: str):
-    """Unfiltered base regressor (N, rows, nb), target (N, rows) and row mask of the elastic layout: link rows of
-    elastic joints target 0, their drive rows (motor row + link row, the spring cancelled; module docstring) the
-    drive torque, a rigid joint's row its torque."""
-    if processed.theta is None:
-        raise RobidInputError(
-            f"{source}: the elastic layout (terms with 'stiffness') needs motor positions: CSV columns theta1.."
-            "thetan or a mapping's motor_positions"
-        )
-    base = robot.base_parameters()
-    W = base.regressor(processed.q, processed.qd, processed.qdd,
-                       motor=(processed.theta, processed.thetad, processed.thetadd))
-    tau_joint = np.asarray(processed.tau, dtype=float)
-    keep_joint = np.asarray(processed.keep, dtype=bool)
-    rows = list(range(robot.dof)) + list(robot.motor_joints)  # the joint each row belongs to
-    motor_rows = [robot.dof + i for i in range(len(robot.motor_joints))]
-    W[:, motor_rows] += W[:, list(robot.motor_joints)]  # drive row = motor row + link row: the spring cancels
-    tau = tau_joint[:, rows].copy()
-    tau[:, list(robot.motor_joints)] = 0.0
-    return W, tau, keep_joint[:, rows]
 
 
 def regressor_of(robot: Robot, processed: ProcessedSignals, coulomb: str = "noise") -> tuple[np.ndarray, list[str]]:

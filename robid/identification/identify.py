@@ -9,107 +9,56 @@ parameter is classified; the unconstrained estimate is checked for physical cons
 are processed the same way. :func:`run_identification` returns all of it with the working arrays
 (:class:`Identification`); :func:`identify` returns only the record that travels
 (:class:`robid.record.IdentificationRecord`).
+
+The options and the loading of a run are in options.py, the estimator's estimate and the reported values in
+estimates.py, the friction models' comparison and adoption in friction_adoption.py, the motor-encoder-only
+Gauss-Newton in motor_side.py (``IdentificationOptions`` and ``RunSource`` still import from here); this module
+runs the steps in order.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from robid import progress
-from robid.defaults import DEFAULT_METHOD, DEFAULT_MIN_SPEED, FRICTION_MODELS_AUTO
 from robid.defaults import METHODS as METHODS
 from robid.errors import RobidInputError, RobidOptionError
 from robid.estimation import (
     BaseConsistencyReport,
-    ClassificationThresholds,
     ConsistentResult,
     EstimationResult,
     IdentifiabilityReport,
-    check_base_consistency,
     classify,
-    consistent_from_base,
-    estimate,
 )
-from robid.estimation.correlated import RowCorrelation
-from robid.identification.closed_loop_estimation import CLOSED_LOOP_METHODS, ClosedLoopOptions, closed_loop_estimate
 from robid.identification.compact_regressor import CompactRegressor
-from robid.identification.datasets import DataSet, compressed_problem, load_dataset, row_correlation, stack
+from robid.identification.datasets import DataSet, compressed_problem, stack
+from robid.identification.estimates import STREAMED_METHODS as STREAMED_METHODS
+from robid.identification.estimates import (
+    compressed_estimate,
+    consistency_check,
+    estimator_comparison,
+    method_estimate,
+    reported_values,
+    streamed_runs,
+)
+from robid.identification.friction_adoption import ADOPTING_METHODS as ADOPTING_METHODS
+from robid.identification.friction_adoption import adopts, compared_friction_models, friction_record, with_friction
+from robid.identification.motor_side import GAUSS_NEWTON_STEPS as GAUSS_NEWTON_STEPS
+from robid.identification.motor_side import GAUSS_NEWTON_TOLERANCE as GAUSS_NEWTON_TOLERANCE
+from robid.identification.motor_side import motor_side_estimate
+from robid.identification.options import IdentificationOptions, load_run
+from robid.identification.options import RunSource as RunSource
 from robid.identification.plausibility import torque_sign_warnings
 from robid.io.plausibility import check_distinct_runs
-from robid.io.screening import ScreeningPolicy
 from robid.record import IdentificationRecord
 from robid.robot import Robot
-from robid.signals import ProcessingOptions
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class RunSource:
-    """A measurement file under a name of its own, so that one file can be given twice with different options
-    (e.g. two time windows of one record: identification on one, the held-back rest for validation). ``str()``
-    is that name: the key of ``file_processing``/``file_mapping`` and the run's ``file`` in the record."""
-
-    path: Path
-    key: str
-
-    def __str__(self) -> str:
-        return self.key
-
-
-@dataclass(frozen=True)
-class IdentificationOptions:
-    #: the estimator (robid.defaults.METHODS); "auto": eiv in the elastic layout, wls elsewhere
-    #: (robid.identification.defaults.resolved_method)
-    method: str = DEFAULT_METHOD
-    #: the signal stage's options; by default the commands' data selection (rows slower than
-    #: robid.defaults.DEFAULT_MIN_SPEED left out), so that the Python API takes the path the command line takes
-    processing: ProcessingOptions = field(default_factory=lambda: ProcessingOptions(min_speed=DEFAULT_MIN_SPEED))
-    mapping: str | Path | None = None
-    policy: ScreeningPolicy = field(default_factory=ScreeningPolicy)
-    thresholds: ClassificationThresholds = field(default_factory=ClassificationThresholds)
-    #: Coulomb columns: "noise" (expected sign given the velocity noise, robid.identification.coulomb) or "sign"
-    coulomb: str = "noise"
-    #: positions are motor-side (theta): correct them to the link by the static deflection K^-1 G
-    #: (robid.elastic.static_deflection)
-    static_deflection: bool = False
-    #: positions are motor-side (motor encoders only) on an elastic model: the link states are reconstructed and
-    #: the stiffness identified through them by Gauss-Newton (robid.elastic.motor_encoders_only)
-    motor_encoders_only: bool = False
-    #: consistent method: weight of the regulariser towards the nominal standard values (0 = none)
-    regularization: float = 1e-6
-    check_consistency: bool = True
-    #: per-file processing options (e.g. the period of each run's trajectory) and mappings, keyed by str(path)
-    file_processing: dict = field(default_factory=dict)
-    file_mapping: dict = field(default_factory=dict)
-    #: reference models (published or nominal parameter sets) scored on every run next to robid's fit
-    #: (robid.identification.references)
-    references: tuple = ()
-    #: other methods estimated on the same runs and scored on the validation runs
-    #: (robid.identification.estimator_comparison); empty: none
-    compare_methods: tuple = ()
-    #: candidate friction models compared per joint after the linear fit, e.g. ("linear", "stribeck", "sigmoid")
-    #: (robid.identification.friction_selection); empty: none; "auto": linear, stribeck and sigmoid where the
-    #: layout allows it and the problem is small enough (robid.identification.defaults.friction_candidates). With
-    #: the wls estimator a nonlinear model chosen on some joint becomes the record's model (adopted).
-    friction_models: tuple | str = FRICTION_MODELS_AUTO
-    #: fit the held (standstill) friction per joint on the runs' holds (robid.identification.held_friction)
-    held_friction: bool = True
-    #: methods idim-iv and didim: the trajectory of every run and the controller's feed-forward
-    #: (robid.identification.closed_loop_estimation.ClosedLoopOptions)
-    closed_loop: object = None
-
-    def processing_for(self, path) -> ProcessingOptions:
-        return self.file_processing.get(str(path), self.processing)
-
-    def mapping_for(self, path):
-        return self.file_mapping.get(str(path), self.mapping)
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,38 +169,16 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
     """The estimate and everything measured about it (:func:`run_identification`); ``files_bar`` counts the
     files read; the friction-model choice is added to ``choices``."""
     base = robot.base_parameters()
-    compact = False
-    if o.motor_encoders_only:
-        sets, W, est = _motor_side_estimate(robot, files, o, notes)
-        files_bar.update(len(files))
-    else:
-        streamed = _streamed(robot, o)
-        sets = tuple(_counted(_load(robot, f, o, compact=streamed), files_bar) for f in files)
-        compact = any(isinstance(d.W, CompactRegressor) for d in sets)
-        if streamed:  # the regressor is never stacked: its compressed problem stands in for it
-            problem, model = compressed_problem(list(sets))
-            W = problem.W
-            _log.debug(f"identification: {o.method} estimate on {problem.samples} samples (compressed)")
-            est = _compressed_estimate(sets, problem, model, base.names, o.method)
-        else:
-            if o.method == "auto":  # the elastic layout: decided on the processed runs
-                from robid.identification.choices import resolved_method
-
-                method, why = resolved_method(robot, o, sets)
-                choices.append(why)
-                o = dataclasses.replace(o, method=method)
-            W, tau = stack(list(sets))
-            _log.debug(f"identification: {o.method} estimate on {W.shape[0]} samples")
-            est = _method_estimate(robot, sets, W, tau, o.method, o, notes)
+    sets, W, est, o, compact = _first_estimate(robot, files, o, notes, files_bar, choices)
     if len(sets) > 1:
         samples = sum(d.W.shape[0] for d in sets)
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({samples} samples)")
-    vsets = tuple(_counted(_load(robot, f, o, None, linearise=False, compact=_streamed(robot, o)), files_bar)
+    vsets = tuple(_counted(load_run(robot, f, o, None, linearise=False, compact=streamed_runs(robot, o)), files_bar)
                   for f in validation_files) if not o.motor_encoders_only else ()
-    friction = _friction_selection(robot, sets, vsets, o, compact, choices, est)
-    adopted = friction is not None and _adopts(friction, o, notes)
+    friction = compared_friction_models(robot, sets, vsets, o, compact, choices, est)
+    adopted = friction is not None and adopts(friction, o, notes)
     if adopted:
-        est = _with_friction(est, friction.final, base.names)
+        est = with_friction(est, friction.final, base.names)
     if robot.motor_joints and not o.motor_encoders_only and not compact:  # the springs run by run
         from robid.identification.spring_spread import spring_spreads, widened
 
@@ -266,11 +193,11 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
         standard_names=robot.parameter_names,
         reference_values=np.where(np.abs(nominal_base) > 0, nominal_base, est.values),
     )
-    physical = _consistency_check(robot, est, notes) if o.check_consistency else None
-    consistent, values, values_method = _reported_values(robot, est, o, notes)
+    physical = consistency_check(robot, est, notes) if o.check_consistency else None
+    consistent, values, values_method = reported_values(robot, est, o, notes)
     if o.motor_encoders_only:  # the runs as the model predicts them (k and d act through the link states)
-        sets = tuple(_load(robot, f, o, values, linearise=False) for f in files)
-        vsets = tuple(_counted(_load(robot, f, o, values, linearise=False), files_bar) for f in validation_files)
+        sets = tuple(load_run(robot, f, o, values, linearise=False) for f in files)
+        vsets = tuple(_counted(load_run(robot, f, o, values, linearise=False), files_bar) for f in validation_files)
     return Solution(
         robot=robot,
         options=o,
@@ -283,40 +210,41 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
         consistent=consistent,
         physical=physical,
         notes=tuple(notes),
-        friction_models=None if friction is None else _friction_record(robot, sets, friction, adopted, o),
-        estimator_comparison=_estimator_comparison(robot, sets, vsets, o, (o.method, values)),
+        friction_models=None if friction is None else friction_record(robot, sets, friction, adopted, o),
+        estimator_comparison=estimator_comparison(robot, sets, vsets, o, (o.method, values)),
         friction=friction.final if adopted else None,
         choices=tuple(choices),
         held_friction=None,
     )
 
 
-#: methods whose estimate needs the stacked problem only through each joint's Gram matrices
-STREAMED_METHODS = ("ols", "wls", "consistent")
 
+def _first_estimate(robot: Robot, files, o: IdentificationOptions, notes: list[str], files_bar: progress.Bar,
+                    choices: list[str]):
+    """(data sets, regressor, unconstrained estimate, options with the method resolved, whether a regressor is kept
+    compactly) of the identification runs: motor-side Gauss-Newton, the compressed problem of streamed runs, or the
+    chosen method on the stacked runs (the elastic layout's method chosen on them, said in ``choices``)."""
+    if o.motor_encoders_only:
+        sets, W, est = motor_side_estimate(robot, files, o, notes)
+        files_bar.update(len(files))
+        return sets, W, est, o, False
+    streamed = streamed_runs(robot, o)
+    sets = tuple(_counted(load_run(robot, f, o, compact=streamed), files_bar) for f in files)
+    compact = any(isinstance(d.W, CompactRegressor) for d in sets)
+    if streamed:  # the regressor is never stacked: its compressed problem stands in for it
+        problem, model = compressed_problem(list(sets))
+        _log.debug(f"identification: {o.method} estimate on {problem.samples} samples (compressed)")
+        est = compressed_estimate(sets, problem, model, robot.base_parameters().names, o.method)
+        return sets, problem.W, est, o, compact
+    if o.method == "auto":  # the elastic layout: decided on the processed runs
+        from robid.identification.choices import resolved_method
 
-def _streamed(robot: Robot, o: IdentificationOptions) -> bool:
-    """Whether the runs' regressors are kept compactly and never stacked (non-periodic runs; the rest is as
-    before): a method of ``STREAMED_METHODS`` on the rigid layout, nothing that re-fits the stacked regressor
-    (compared methods, friction models, motor encoders only)."""
-    asked = o.friction_models not in ((), FRICTION_MODELS_AUTO)
-    return (o.method in STREAMED_METHODS and not o.compare_methods and not asked
-            and not o.motor_encoders_only and not robot.motor_joints)
-
-
-def _compressed_estimate(sets, problem, model, names, method: str) -> EstimationResult:
-    """OLS or WLS (also under ``consistent``) on the compressed problem of ``sets``; the residual of every sample
-    from their regressors (compact or not)."""
-    from robid.estimation.estimators import ols_compressed, wls_compressed
-
-    def residual(beta):
-        return np.concatenate([d.tau - d.W @ beta for d in sets])
-
-    correlation = row_correlation(list(sets))
-    if method == "ols":
-        return ols_compressed(problem, residual, names, model, correlation)
-    return wls_compressed(problem, residual, names, model, correlation)
-
+        method, why = resolved_method(robot, o, sets)
+        choices.append(why)
+        o = dataclasses.replace(o, method=method)
+    W, tau = stack(list(sets))
+    _log.debug(f"identification: {o.method} estimate on {W.shape[0]} samples")
+    return sets, W, method_estimate(robot, sets, W, tau, o.method, o, notes), o, compact
 
 def _counted(dataset: DataSet, files_bar: progress.Bar) -> DataSet:
     _log.debug(f"identification: {dataset.source}: {dataset.W.shape[0]} samples, {dataset.rows_used} rows used")
@@ -334,220 +262,3 @@ def identify(
     return run_identification(robot, files, options, validation_files).record
 
 
-def _closed_loop(robot: Robot, sets, start: EstimationResult, o: IdentificationOptions, notes: list[str]):
-    """IDIM-IV or DIDIM from the WLS estimate ``start`` (robid.identification.closed_loop_estimation)."""
-    if o.motor_encoders_only or o.static_deflection:
-        raise RobidOptionError("method", f"{o.method}: not with {{motor_encoders_only}} or {{static_deflection}}")
-    settings = o.closed_loop if o.closed_loop is not None else ClosedLoopOptions()
-    est, _account = closed_loop_estimate(robot, sets, o.method, start, settings, o.processing_for, o.coulomb)
-    notes.append(f"{o.method} started from the WLS estimate")
-    return est
-
-
-def _method_estimate(robot: Robot, sets, W, tau, method: str, o: IdentificationOptions, notes: list[str]):
-    """The unconstrained estimate of ``method`` (WLS first for consistent, eiv and the closed-loop methods)."""
-    est = _estimate(W, tau, robot.base_parameters().names, method, row_correlation(list(sets)), notes)
-    if method in CLOSED_LOOP_METHODS:
-        return _closed_loop(robot, sets, est, dataclasses.replace(o, method=method), notes)
-    if method == "eiv":
-        return _errors_in_variables(robot, sets, W, tau, est, o)
-    return est
-
-
-def _estimator_comparison(robot: Robot, sets, vsets, o: IdentificationOptions, reported):
-    """The methods of ``o.compare_methods`` on the same runs, scored on the validation runs (None without)."""
-    if not o.compare_methods:
-        return None
-    from robid.identification.estimator_comparison import compare_estimators
-
-    W, tau = stack(list(sets))
-
-    def values_of(method: str):
-        if method == reported[0]:
-            return reported[1]
-        other = dataclasses.replace(o, method=method)
-        est = _method_estimate(robot, sets, W, tau, method, other, [])
-        return _reported_values(robot, est, other, [])[1]
-
-    methods = tuple(dict.fromkeys((o.method, *o.compare_methods)))
-    return compare_estimators(robot.joint_names, methods, values_of, sets, vsets)
-
-
-def _friction_selection(robot: Robot, sets, vsets, o: IdentificationOptions, compact: bool, choices: list[str],
-                        est: EstimationResult):
-    """The friction model selection on the identification runs (validated on ``vsets``;
-    robid.identification.friction_fit.select_friction), or None when none is run (the reason in ``choices``)."""
-    from robid.identification.choices import friction_candidates
-
-    rows = sum(int(d.rows_used) for d in sets)
-    candidates, line = friction_candidates(robot, o, o.method, rows, compact)
-    if line:
-        choices.append(line)
-    if not candidates:
-        return None
-    from robid.identification.friction_selection import select_for_record
-
-    with progress.stage(f"identification: friction models {', '.join(candidates)} compared per joint", _log):
-        return select_for_record(robot, sets, vsets, candidates, o.coulomb, start_weights=est.weights)
-
-
-#: estimators whose values the joint fit of the chosen friction models replaces (it is a weighted fit with per-joint
-#: weights re-estimated from the residual, as wls)
-ADOPTING_METHODS = ("wls",)
-
-
-def _adopts(selection, o: IdentificationOptions, notes: list[str]) -> bool:
-    """Whether the chosen friction models become the record's model (robid.record.friction_models)."""
-    special = [f"{j} {m}" for j, m in zip(selection.joint_names, selection.chosen, strict=True) if m != "linear"]
-    if not special:
-        return False
-    if o.method not in ADOPTING_METHODS:
-        notes.append(f"friction models chosen ({', '.join(special)}) but not adopted: --method {o.method} keeps its "
-                     "linear-friction values (the joint fit of the chosen models is a wls fit); predict, the report "
-                     "and export-model use the linear model")
-        return False
-    notes.append(f"friction models adopted ({', '.join(special)}): the base values, their std and every torque "
-                 "figure are those of the chosen models fitted together with every base parameter (variable "
-                 "projection, docs/estimation.md 'Nonlinear friction')")
-    return True
-
-
-def _with_friction(est: EstimationResult, final, names) -> EstimationResult:
-    """The base parameters' part of the chosen friction models' joint fit ``final``: its values and covariance
-    for every base parameter it kept; a base parameter it replaced (the Coulomb level of a sigmoid joint) is zero
-    with zero variance. Residual, noise levels and weights are the joint fit's."""
-    index = {n: i for i, n in enumerate(final.names)}
-    keep = [index.get(n) for n in names]
-    values = np.array([0.0 if k is None else final.values[k] for k in keep])
-    cov = np.zeros((len(names), len(names)))
-    rows = [i for i, k in enumerate(keep) if k is not None]
-    cols = [keep[i] for i in rows]
-    cov[np.ix_(rows, rows)] = np.asarray(final.covariance)[np.ix_(cols, cols)]
-    fit = final.estimate
-    return est.with_estimate(values, cov, method=est.method, residual=fit.residual, sigma=fit.sigma,
-                             weights=fit.weights, white_sigma=fit.white_sigma,
-                             notes=tuple(est.notes) + tuple(final.notes))
-
-
-def _friction_record(robot: Robot, sets, selection, adopted: bool, o: IdentificationOptions):
-    from robid.identification.friction_selection import friction_models_record
-
-    return friction_models_record(robot, sets, selection, adopted, o.coulomb)
-
-
-def _errors_in_variables(robot: Robot, sets, W, tau, start: EstimationResult, o: IdentificationOptions):
-    """Corrected least squares with the processed signals' noise in the regressor (robid.estimation.
-    errors_in_variables, robid.identification.regressor_noise), weighted like the WLS estimate ``start``; on
-    averaged periodic runs its covariance counts the residual's correlation within the period."""
-    from robid.estimation.errors_in_variables import corrected_least_squares
-    from robid.identification.regressor_noise import regressor_noise_gram
-    from robid.identification.regressor_noise_meat import noise_model_meat
-
-    gram = sum(regressor_noise_gram(robot, d, o.processing_for(d.source).torque_band) for d in sets)
-    periods = tuple(d.W.shape[0] for d in sets) if all(d.processed.mode == "periodic" for d in sets) else None
-    return corrected_least_squares(W, tau, gram, robot.base_parameters().names, weights=start.weights,
-                                   periods=periods, model_meat=functools.partial(noise_model_meat, robot, sets))
-
-
-def _estimate(W, tau, names, method: str, correlation: RowCorrelation, notes: list[str]) -> EstimationResult:
-    """The unconstrained estimate; OLS and WLS (also under ``consistent``) account for rows correlated by the
-    non-periodic low-pass, IRLS does not (said in ``notes``)."""
-    if method == "irls":
-        if not correlation.independent:
-            notes.append(
-                "IRLS: its robust covariance treats the low-passed rows as independent; the standard deviations "
-                "are optimistic on non-periodic runs (use wls or ols for honest ones)"
-            )
-        return estimate(W, tau, names, method="irls")
-    least_squares = "wls" if method in ("consistent", "eiv", *CLOSED_LOOP_METHODS) else method
-    return estimate(W, tau, names, method=least_squares, correlation=correlation)
-
-
-def _load(robot: Robot, source, o: IdentificationOptions, motor_side_values=None, linearise: bool = True,
-          compact: bool = False) -> DataSet:
-    """The data set of a file or RunSource (then recorded under its name); ``compact``: a non-periodic run's
-    regressor kept compactly (robid.identification.compact_regressor)."""
-    path = source.path if isinstance(source, RunSource) else source
-    dataset = load_dataset(
-        robot, path, mapping=o.mapping_for(source), options=o.processing_for(source), policy=o.policy,
-        coulomb=o.coulomb, static_deflection=o.static_deflection, motor_side_values=motor_side_values,
-        linearise=linearise, compact=compact,
-    )
-    return dataclasses.replace(dataset, source=str(source)) if isinstance(source, RunSource) else dataset
-
-
-#: Gauss-Newton of the motor-encoder-only identification: at most this many steps, converged when no parameter
-#: moves by more than GAUSS_NEWTON_TOLERANCE of its standard deviation
-GAUSS_NEWTON_STEPS = 30
-GAUSS_NEWTON_TOLERANCE = 1e-4
-
-
-def _motor_side_estimate(robot: Robot, files, o: IdentificationOptions, notes: list[str]):
-    """Gauss-Newton over the stiffness and damping of a motor-encoder-only identification
-    (robid.elastic.motor_encoders_only), from the robot file's values: each step is the chosen linear estimator on
-    the drive rows linearised at the previous estimate; the stiffness moves in compliance 1/k, where the link
-    states are nearly linear. (data sets of the last step, their stacked regressor, estimate)."""
-    from robid.elastic.motor_encoders_only import spring_parameters
-
-    if o.static_deflection:
-        raise RobidOptionError("motor_encoders_only", "not with {static_deflection}: choose one (the first identifies "
-                               "the stiffness, the second takes the robot file's)")
-    base = robot.base_parameters()
-    stiffness = [k for k, _ in spring_parameters(robot).values()]
-    values = base.values(robot.parameters)
-    for step in range(1, GAUSS_NEWTON_STEPS + 1):
-        sets = tuple(_load(robot, f, o, values) for f in files)
-        W, tau = stack(list(sets))
-        est = _estimate(W, tau, base.names, o.method, row_correlation(list(sets)), [])
-        new = np.array(est.values, dtype=float)
-        compliance = 1.0 / values[stiffness] - (new[stiffness] - values[stiffness]) / values[stiffness] ** 2
-        if not np.all(compliance > 0):
-            raise RobidOptionError(
-                "motor_encoders_only", "the stiffness is not determined by these motor-side data (a Gauss-Newton "
-                f"step crossed zero compliance at step {step}); excite faster motion or measure the link positions"
-            )
-        new[stiffness] = 1.0 / compliance
-        moved = np.abs(new - values) / np.maximum(np.asarray(est.std, dtype=float), 1e-300)
-        values = new
-        if np.nanmax(moved) < GAUSS_NEWTON_TOLERANCE:
-            notes.append(f"motor encoders only: Gauss-Newton over stiffness and damping converged in {step} steps")
-            return sets, W, est
-    raise RobidOptionError(
-        "motor_encoders_only", f"Gauss-Newton did not converge in {GAUSS_NEWTON_STEPS} steps (largest move "
-        f"{np.nanmax(moved):.3g} std): the stiffness is poorly determined by these data"
-    )
-
-
-def _consistency_check(robot: Robot, est: EstimationResult, notes: list[str]) -> BaseConsistencyReport | None:
-    base = robot.base_parameters()
-    try:
-        return check_base_consistency(
-            est.values, base.grouping, robot.parameter_names, base_names=base.names, covariance=est.covariance
-        )
-    except np.linalg.LinAlgError as exc:  # a covariance that is not positive definite (rank-deficient data)
-        notes.append(f"physical-consistency check not done: {exc} (the estimate's covariance is singular)")
-        return None
-
-
-def _reported_values(robot: Robot, est: EstimationResult, o: IdentificationOptions, notes: list[str]):
-    """(consistent result or None, reported values, their method): the consistent estimate when asked for and
-    solved, else the unconstrained one, labelled as such."""
-    if o.method != "consistent":
-        return None, est.values, est.method
-    base = robot.base_parameters()
-    consistent = consistent_from_base(
-        est.values,
-        est.covariance,
-        base.grouping,
-        robot.parameter_names,
-        base_names=base.names,
-        nominal=robot.parameters,
-        regularization=o.regularization,
-    )
-    if consistent.solved:
-        return consistent, consistent.base_values, consistent.method
-    notes.append(
-        f"physically consistent estimate failed ({consistent.status}); the reported values are the "
-        f"unconstrained {est.method} estimate, labelled as such"
-    )
-    return consistent, est.values, est.method

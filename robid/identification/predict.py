@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robid.defaults import PERIODIC
 from robid.errors import RobidInputError
 from robid.estimation import torque_metrics
 from robid.estimation.metrics import TorqueMetrics
@@ -102,13 +103,7 @@ def predict_file(
 ) -> FilePrediction:
     """Predict the torques of the measurement ``path`` with the record's values (module docstring).
     ``overrides``: ProcessingOptions fields that replace the stored ones (e.g. ``{"cutoff_hz": 5.0}``)."""
-    from robid.identification.datasets import (
-        elastic_rows,
-        read_positions,
-        regressor_of,
-        rotor_correction,
-        with_position_step,
-    )
+    from robid.identification.datasets import read_positions, with_position_step
     from robid.identification.stored_options import options_for_file, stored_screening_policy
     from robid.signals import process
     from robid.signals.processing_summary import processing_summary
@@ -128,14 +123,48 @@ def predict_file(
     )
     lines += deflection_notes
     processed = process(measurement, with_position_step(options, step))
+    grid, notes, processed = _grid_torque(robot, record, processed, str(path))
+    from robid.identification.friction_fit import held_still_rows
+
+    # the data selection's slow rows, but a joint held still is compared (module docstring, 3.)
+    used = np.asarray(processed.keep, dtype=bool) | held_still_rows(processed, record.processing.coulomb)
+    t = np.asarray(measurement.t, dtype=float)
+    tau_pred, mark = _at_file_samples(t, processed, grid, used)
+    tau_meas = np.asarray(measurement.tau, dtype=float)
+    compared = mark == MARK_USED
+    rre = _relative_error_percent(tau_meas, tau_pred, compared)
+    metrics = torque_metrics(processed.tau, grid, robot.joint_names, used)
+    return FilePrediction(
+        source=str(path),
+        t=t,
+        tau_pred=tau_pred,
+        tau_meas=tau_meas,
+        mark=mark,
+        processed=metrics,
+        rre_percent=rre,
+        method=(*lines, *processed.method.splitlines(), *notes),
+        grid=(np.asarray(processed.t, dtype=float), np.asarray(processed.q, dtype=float),
+              np.asarray(processed.qd, dtype=float), np.asarray(processed.qdd, dtype=float), grid),
+        processing=processing_summary(processed).line(),
+    )
+
+
+
+def _grid_torque(robot: Robot, record: IdentificationRecord, processed, path: str):
+    """(torque the record's model predicts on the processed grid, notes, processed signals): the motor-side block of
+    a motor-encoder-only identification (its processed signals with the link states reconstructed), the drive rows
+    of the elastic layout, or the identified model (nonlinear and held friction included); the rotors' correction
+    of an elastic robot identified rigid."""
+    from robid.identification.datasets import elastic_rows, regressor_of, rotor_correction
+
     if record.processing.motor_encoders_only:  # link states reconstructed with the identified springs
         from robid.elastic.motor_encoders_only import motor_side_block
 
-        W, _, _, processed, note = motor_side_block(robot, processed, record.values, str(path), linearise=False)
+        W, _, _, processed, note = motor_side_block(robot, processed, record.values, path, linearise=False)
         grid = W @ record.values
         notes = [note]
     elif robot.motor_joints:  # elastic layout: the drive torque is each elastic joint's drive row
-        W, _, _ = elastic_rows(robot, processed, str(path))
+        W, _, _ = elastic_rows(robot, processed, path)
         grid = (W @ record.values)[:, record.drive_rows]
         notes = ["elastic layout: drive torques from the motor rows at the processed link and motor states"]
     else:
@@ -154,33 +183,15 @@ def predict_file(
             notes.append(model.describe(robot.joint_names))
     if processed.thetadd is not None and robot.model.is_elastic and not robot.motor_joints:
         grid = grid + rotor_correction(robot, processed)
-    from robid.identification.friction_fit import held_still_rows
+    return grid, notes, processed
 
-    # the data selection's slow rows, but a joint held still is compared (module docstring, 3.)
-    used = np.asarray(processed.keep, dtype=bool) | held_still_rows(processed, record.processing.coulomb)
-    t = np.asarray(measurement.t, dtype=float)
-    tau_pred, mark = _at_file_samples(t, processed, grid, used)
-    tau_meas = np.asarray(measurement.tau, dtype=float)
-    compared = mark == MARK_USED
+
+def _relative_error_percent(tau_meas: np.ndarray, tau_pred: np.ndarray, compared: np.ndarray) -> np.ndarray:
+    """Per joint, 100 ||tau_meas - tau_pred|| / ||tau_meas|| over the compared samples (NaN without any)."""
     err = np.where(compared, tau_meas - np.nan_to_num(tau_pred), 0.0)
     norm = np.sqrt(np.sum(np.where(compared, tau_meas, 0.0) ** 2, axis=0))
     with np.errstate(divide="ignore", invalid="ignore"):
-        rre = np.where(norm > 0, 100.0 * np.sqrt(np.sum(err**2, axis=0)) / norm, np.nan)
-    metrics = torque_metrics(processed.tau, grid, robot.joint_names, used)
-    return FilePrediction(
-        source=str(path),
-        t=t,
-        tau_pred=tau_pred,
-        tau_meas=tau_meas,
-        mark=mark,
-        processed=metrics,
-        rre_percent=rre,
-        method=(*lines, *processed.method.splitlines(), *notes),
-        grid=(np.asarray(processed.t, dtype=float), np.asarray(processed.q, dtype=float),
-              np.asarray(processed.qd, dtype=float), np.asarray(processed.qdd, dtype=float), grid),
-        processing=processing_summary(processed).line(),
-    )
-
+        return np.where(norm > 0, 100.0 * np.sqrt(np.sum(err**2, axis=0)) / norm, np.nan)
 
 def _overridden(options, overrides: dict, lines: list[str]):
     if not overrides:
@@ -199,7 +210,7 @@ def _at_file_samples(t: np.ndarray, processed, grid: np.ndarray, used: np.ndarra
     dof = grid.shape[1]
     tau = np.full((t.size, dof), np.nan)
     mark = np.full((t.size, dof), MARK_NOT_PREDICTED, dtype=int)
-    if processed.mode == "periodic":  # not produced with average_periods=False
+    if processed.mode == PERIODIC:  # not produced with average_periods=False
         raise RobidInputError("predict: an averaged period has no samples of its own to predict")
     inside = (t >= pt[0]) & (t <= pt[-1])
     for j in range(dof):

@@ -59,10 +59,10 @@ def load_reference(label: str, robot: str | Path, *, parameters: str | Path | di
     nominal values replaced by ``parameters`` (a YAML/JSON file or mapping ``{name: value}``), ``armature`` (one
     value per joint) and ``sigmoid_friction`` (``{phi1: [...], phi2: [...], phi3: [...]}``, one value per joint
     each). Every error names ``where`` and the field."""
-    import robid
     from robid.io.files import read_yaml
+    from robid.robot import load_robot
 
-    model = robid.load_robot(str(robot), terms=tuple(terms) if terms else None)
+    model = load_robot(str(robot), terms=tuple(terms) if terms else None)
     if model.motor_joints:
         raise RobidInputError(f"{where}.robot: {robot}: a reference is a rigid-layout model (no stiffness term)")
     values = np.asarray(model.parameters, dtype=float).copy()

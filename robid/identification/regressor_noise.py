@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robid.defaults import PERIODIC, REPEATING_MODES
 from robid.errors import RobidOptionError
 from robid.identification.datasets import DataSet
 
@@ -57,7 +58,7 @@ def regressor_noise_gram(robot, dataset: DataSet, torque_band: str) -> np.ndarra
     if dataset.reconstructed_link:
         raise RobidOptionError("method", "eiv: motor-encoder-only runs are not supported (their link states are "
                                "reconstructed, not measured)")
-    if processed.mode not in ("periodic", "periodic-samples") or torque_band != "all":
+    if processed.mode not in REPEATING_MODES or torque_band != "all":
         raise RobidOptionError(None,
             f"{dataset.source}: {{method}} eiv needs the periodic path with torque band 'all' (the regressor must not "
             f"be filtered again after differentiation); this run is {processed.mode} with torque band {torque_band}"
@@ -87,7 +88,7 @@ def _elastic_gram(robot, dataset: DataSet) -> np.ndarray:
     """The elastic layout's noise Gram (module docstring), rows as in ``dataset.W``."""
     processed = dataset.processed
     noise = processed.noise
-    if processed.mode != "periodic" or noise.theta_std_processed is None:
+    if processed.mode != PERIODIC or noise.theta_std_processed is None:
         raise RobidOptionError(None,
             f"{dataset.source}: {{method}} eiv in the elastic layout needs the averaged periodic path (the motor "
             f"encoders' noise comes from the scatter of theta between periods); this run is {processed.mode}"

@@ -28,6 +28,7 @@ from robid.errors import RobidInputError
 from robid.excitation.constraints import JointLimitSet
 from robid.excitation.fourier_polynomial import FourierPolynomialTrajectory
 from robid.excitation.trajectory_file import TrajectoryFile, load_trajectory
+from robid.io.files import read_json
 from robid.io.tables import load_mat
 from robid.signals.design_alignment import DesignSamples, design_samples
 
@@ -54,8 +55,6 @@ def design_processing(path: str | Path) -> tuple[float, tuple[int, ...] | None, 
     (``read_trajectory_timing``) and no samples: its periods go to the periodic path. The band of a published
     design is where it holds its motion (:meth:`FourierPolynomialTrajectory.band`: the N of the series and
     what the polynomial adds)."""
-    from robid.io.measurement_file import read_trajectory_timing
-
     path = Path(path)
     if path.suffix.lower() != ".mat":
         return (*read_trajectory_timing(path), None)
@@ -64,6 +63,33 @@ def design_processing(path: str | Path) -> tuple[float, tuple[int, ...] | None, 
     k = max(DESIGN_SAMPLES, 16 * max(band)) + 1
     q = traj.derivative(np.linspace(0.0, period, k), 0)
     return period, band, design_samples(Path(path).name, period, band, q)
+
+
+def read_trajectory_timing(path: str | Path) -> tuple[float, tuple[int, ...] | None]:
+    """Period (s) and excited harmonics of a trajectory file written by ``robid design`` (JSON with
+    ``period`` and ``harmonics``: a count H meaning 1..H, or a list), or of a published ``.mat`` design
+    (its period and the harmonics that hold its motion)."""
+    path = Path(path)
+    if path.suffix.lower() == ".mat":
+        traj = read_published_design(path).trajectory
+        return float(traj.period), traj.band()
+    data = read_json(path, "trajectory")
+    if not isinstance(data, dict):
+        raise RobidInputError(f"{path}: expected a JSON object with period and harmonics")
+    period = data.get("period")
+    if isinstance(period, bool) or not isinstance(period, int | float) or not period > 0:
+        raise RobidInputError(f"{path}: period: expected a positive number of seconds, got {period!r}")
+    raw = data.get("harmonics")
+    harmonics: tuple[int, ...] | None
+    if raw is None:
+        harmonics = None
+    elif isinstance(raw, int) and not isinstance(raw, bool) and raw >= 1:
+        harmonics = tuple(range(1, raw + 1))
+    elif isinstance(raw, list) and raw and all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in raw):
+        harmonics = tuple(sorted(set(raw)))
+    else:
+        raise RobidInputError(f"{path}: harmonics: expected a count or a list of positive integers, got {raw!r}")
+    return float(period), harmonics
 
 
 def read_published_design(path: str | Path) -> TrajectoryFile:

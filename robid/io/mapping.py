@@ -3,7 +3,7 @@
 A mapping is a small YAML file (docs/mapping-file.md, docs/signals.md section 2) that says where each signal is
 (file, ``.mat`` variable, column), in which unit, on which side of the gears, and how currents become torques.
 This module only parses and checks the mapping; :mod:`robid.io.measurement_file` applies it. The canonical CSV
-of interfaces.md section 3 is read through the same machinery, with a mapping built from its header
+of docs/interfaces.md section 3 is read through the same machinery, with a mapping built from its header
 (:func:`canonical_mapping`).
 """
 
@@ -220,7 +220,7 @@ _CANONICAL = re.compile(r"^(t|q|qd|qdd|tau|i|theta)(\d+)?$")
 
 
 def canonical_mapping(names: list[str], dof: int, where: str) -> tuple[ChannelMapping, list[str]]:
-    """The mapping implied by a canonical CSV header (interfaces.md section 3).
+    """The mapping implied by a canonical CSV header (docs/interfaces.md section 3).
 
     Returns the mapping and the list of header columns it does not use (reported as a note, not an error).
     """

@@ -1,6 +1,6 @@
 """Read a measurement into the canonical form: files -> raw tables -> screening -> SI, joint side.
 
-``read_measurement(path, robot)`` reads the canonical CSV of interfaces.md section 3;
+``read_measurement(path, robot)`` reads the canonical CSV of docs/interfaces.md section 3;
 ``read_measurement(path, robot, mapping=...)`` reads any layout a mapping describes (docs/signals.md); a ROS 2 bag
 (folder, ``.mcap`` or ``.db3``) is read through :mod:`robid.io.ros_bag` into a table of its JointState messages.
 ``read_trajectory_timing`` reads the period and excited harmonics of a ``robid design`` trajectory or of a
@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 
 from robid.errors import RobidInputError, RobidOptionError
-from robid.io.files import read_json
 from robid.io.mapping import (
     DEFAULT_UNIT,
     GROUP_PREFIX,
@@ -128,7 +127,7 @@ def _joint_count(robot: RobotModel | None, dof: int | None, mapping: ChannelMapp
 
 
 def _canonical_layout(path: Path, tables: TableSet, n_joints: int, notes: list[str]) -> ChannelMapping:
-    """The mapping implied by the header of a canonical CSV (interfaces.md section 3); unused columns go to
+    """The mapping implied by the header of a canonical CSV (docs/interfaces.md section 3); unused columns go to
     ``notes``."""
     if path.is_dir() or file_format(path, ReadOptions()) != "csv":
         raise RobidOptionError(None,
@@ -285,32 +284,11 @@ def _joint_side(
 
 
 def read_trajectory_timing(path: str | Path) -> tuple[float, tuple[int, ...] | None]:
-    """Period (s) and excited harmonics of a trajectory file written by ``robid design`` (JSON with
-    ``period`` and ``harmonics``: a count H meaning 1..H, or a list), or of a published ``.mat`` design
-    (robid.io.design_file: its period and the harmonics that hold its motion)."""
-    path = Path(path)
-    if path.suffix.lower() == ".mat":
-        from robid.io.design_file import read_published_design
+    """Period (s) and excited harmonics of a trajectory or published design file
+    (robid.io.design_file.read_trajectory_timing, loaded on first use: reading a measurement loads no design code)."""
+    from robid.io.design_file import read_trajectory_timing as read
 
-        traj = read_published_design(path).trajectory
-        return float(traj.period), traj.band()
-    data = read_json(path, "trajectory")
-    if not isinstance(data, dict):
-        raise RobidInputError(f"{path}: expected a JSON object with period and harmonics")
-    period = data.get("period")
-    if isinstance(period, bool) or not isinstance(period, int | float) or not period > 0:
-        raise RobidInputError(f"{path}: period: expected a positive number of seconds, got {period!r}")
-    raw = data.get("harmonics")
-    harmonics: tuple[int, ...] | None
-    if raw is None:
-        harmonics = None
-    elif isinstance(raw, int) and not isinstance(raw, bool) and raw >= 1:
-        harmonics = tuple(range(1, raw + 1))
-    elif isinstance(raw, list) and raw and all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in raw):
-        harmonics = tuple(sorted(set(raw)))
-    else:
-        raise RobidInputError(f"{path}: harmonics: expected a count or a list of positive integers, got {raw!r}")
-    return float(period), harmonics
+    return read(path)
 
 
 def measured_groups(path: str | Path, mapping: str | Path | ChannelMapping | None = None) -> frozenset[str]:

@@ -45,7 +45,7 @@ def processed_columns(p: ProcessedSignals) -> tuple[list[str], np.ndarray]:
 
 
 def write_processed_csv(path: str | Path, p: ProcessedSignals) -> Path:
-    """PROCESSED.csv of ``robid process`` (interfaces.md section 4), 15 significant digits."""
+    """PROCESSED.csv of ``robid process`` (docs/interfaces.md section 4), 15 significant digits."""
     names, table = processed_columns(p)
     return write_csv(path, names, table, digits=15)
 

@@ -190,28 +190,29 @@ def _check_time_order(
     lis_positions = np.flatnonzero(in_lis)
     for k in sub[~in_lis[sub]]:
         s = int(candidates[k])
-        before = lis_positions[lis_positions < k]
-        after = lis_positions[lis_positions > k]
-        if before.size:
-            p = int(candidates[before[-1]])
-            tp = table.values[p, ref.column]
-            if t[k] == tp:
-                reason = f"time stamp {t[k]:.10g} repeats row {table.rows[p]}"
-            elif t[k] < tp:
-                reason = f"time stamp {t[k]:.10g} runs backwards (row {table.rows[p]} has {tp:.10g})"
-            else:
-                nxt = int(candidates[after[0]]) if after.size else p
-                reason = (
-                    f"time stamp {t[k]:.10g} jumps past the following rows "
-                    f"(row {table.rows[nxt]} has {table.values[nxt, ref.column]:.10g})"
-                )
-        else:
-            nxt = int(candidates[after[0]])
-            reason = (
-                f"time stamp {t[k]:.10g} is out of order (row {table.rows[nxt]} has "
-                f"{table.values[nxt, ref.column]:.10g})"
-            )
+        reason = _order_reason(table, ref, candidates, t[k], lis_positions[lis_positions < k],
+                               lis_positions[lis_positions > k])
         bad[s] = (ref.table, int(table.rows[s]), f"{channel_label(table, ref)}: {reason}")
+
+
+def _order_reason(table: RawTable, ref: ChannelRef, candidates: np.ndarray, tk: float, before: np.ndarray,
+                  after: np.ndarray) -> str:
+    """Why a stamp ``tk`` outside the kept increasing run is bad, from the kept rows ``before`` and ``after`` it
+    (positions in ``candidates``): it repeats, runs backwards, jumps past the following rows, or is out of order."""
+    if before.size:
+        p = int(candidates[before[-1]])
+        tp = table.values[p, ref.column]
+        if tk == tp:
+            return f"time stamp {tk:.10g} repeats row {table.rows[p]}"
+        if tk < tp:
+            return f"time stamp {tk:.10g} runs backwards (row {table.rows[p]} has {tp:.10g})"
+        nxt = int(candidates[after[0]]) if after.size else p
+        return (
+            f"time stamp {tk:.10g} jumps past the following rows "
+            f"(row {table.rows[nxt]} has {table.values[nxt, ref.column]:.10g})"
+        )
+    nxt = int(candidates[after[0]])
+    return f"time stamp {tk:.10g} is out of order (row {table.rows[nxt]} has {table.values[nxt, ref.column]:.10g})"
 
 
 def _check_jumps(
@@ -242,17 +243,7 @@ def _check_jumps(
     if not np.all(dt > 0) or h <= 0:
         return  # time order is reported by the time check
     span = np.maximum(dt / h, 1.0)[:, None]  # steps in units of the median time step
-    steps = np.abs(np.diff(x, axis=0))
-    positive = np.where(steps > 0, steps, np.inf)
-    quantum = np.min(positive, axis=0)
-    quantum[~np.isfinite(quantum)] = 0.0
-    rates = steps / span
-    scale = np.empty(len(channels))
-    for c in range(len(channels)):
-        moving = rates[:, c][steps[:, c] > 1.5 * quantum[c]]
-        scale[c] = np.median(moving) if moving.size >= 10 else quantum[c]
-    limit = policy.spike_factor * np.maximum(scale, quantum)
-    limit = np.maximum(limit, 1e-9 * np.median(np.abs(x), axis=0))
+    steps, limit = _plausible_steps(x, span, policy.spike_factor)
     too_big = np.any(steps > limit * span, axis=1)
     if not too_big.any():
         return
@@ -279,6 +270,22 @@ def _check_jumps(
                 bad[s] = (ref.table, int(table.rows[s]), reason)
             k += direction
 
+
+
+def _plausible_steps(x: np.ndarray, span: np.ndarray, spike_factor: float) -> tuple[np.ndarray, np.ndarray]:
+    """(|steps| of every channel, the plausible step per median time step of each channel): ``spike_factor`` times
+    the median rate while moving, at least that many quantisation steps (:func:`_check_jumps`)."""
+    steps = np.abs(np.diff(x, axis=0))
+    positive = np.where(steps > 0, steps, np.inf)
+    quantum = np.min(positive, axis=0)
+    quantum[~np.isfinite(quantum)] = 0.0
+    rates = steps / span
+    scale = np.empty(x.shape[1])
+    for c in range(x.shape[1]):
+        moving = rates[:, c][steps[:, c] > 1.5 * quantum[c]]
+        scale[c] = np.median(moving) if moving.size >= 10 else quantum[c]
+    limit = spike_factor * np.maximum(scale, quantum)
+    return steps, np.maximum(limit, 1e-9 * np.median(np.abs(x), axis=0))
 
 def _longest_increasing(t: np.ndarray) -> np.ndarray:
     """Indices of one longest strictly increasing subsequence (patience sorting, O(n log n)); of equal
@@ -311,26 +318,7 @@ def _drop(
     """Drop the bad samples if they are isolated; refuse holes in the recording and too many drops."""
     is_bad = np.zeros(n, dtype=bool)
     is_bad[list(bad)] = True
-    # blocks of good samples, split where a run of bad samples is longer than max_bad_run
-    blocks: list[list[int]] = []  # [first_good, last_good]
-    runs: list[tuple[int, int]] = []  # long bad runs between blocks (first_bad, last_bad)
-    s = 0
-    current: list[int] | None = None
-    while s < n:
-        if not is_bad[s]:
-            if current is None:
-                current = [s, s]
-                blocks.append(current)
-            current[1] = s
-            s += 1
-            continue
-        e = s
-        while e + 1 < n and is_bad[e + 1]:
-            e += 1
-        if e - s + 1 > policy.max_bad_run and s > 0 and e < n - 1:
-            current = None
-            runs.append((s, e))
-        s = e + 1
+    blocks, runs = _good_blocks(is_bad, policy.max_bad_run)
     if not blocks:
         ti, row, reason = bad[min(bad)]
         raise RobidInputError(_message(tables[ti], row, reason) + " (every row is bad)")
@@ -368,6 +356,32 @@ def _drop(
     ]
     return keep, dropped
 
+
+
+def _good_blocks(is_bad: np.ndarray, max_bad_run: int) -> tuple[list[list[int]], list[tuple[int, int]]]:
+    """Blocks of good samples ([first_good, last_good]), split where a run of bad samples inside the recording is
+    longer than ``max_bad_run``, and those long bad runs between blocks ((first_bad, last_bad))."""
+    n = is_bad.size
+    blocks: list[list[int]] = []
+    runs: list[tuple[int, int]] = []
+    s = 0
+    current: list[int] | None = None
+    while s < n:
+        if not is_bad[s]:
+            if current is None:
+                current = [s, s]
+                blocks.append(current)
+            current[1] = s
+            s += 1
+            continue
+        e = s
+        while e + 1 < n and is_bad[e + 1]:
+            e += 1
+        if e - s + 1 > max_bad_run and s > 0 and e < n - 1:
+            current = None
+            runs.append((s, e))
+        s = e + 1
+    return blocks, runs
 
 def _check_gaps(table: RawTable, ref: ChannelRef, kept: np.ndarray, policy: ScreeningPolicy) -> None:
     t = table.values[kept, ref.column]

@@ -1,4 +1,4 @@
-"""The sections of a joint entry in a robot file (docs/robot-file.md; design source interfaces.md section 1.1):
+"""The sections of a joint entry in a robot file (docs/robot-file.md; design source docs/interfaces.md section 1.1):
 link, limits, drive, friction, elasticity, controller and compensator, each checked field by field; every error
 names the file and field. The allowed keys come from the typed definition :mod:`robid.schemas.robot`."""
 

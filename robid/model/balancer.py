@@ -1,5 +1,5 @@
 """Gravity compensator (balancer) physics: anchor geometry l(q), dl/dq, spring and gas force laws, and the
-regressor columns they give (interfaces.md section 1.2, docs/compensator.md section 1).
+regressor columns they give (docs/interfaces.md section 1.2, docs/compensator.md section 1).
 
 Written once for two kinds of numbers: numpy arrays (identification, estimation) and exact sympy expressions
 (the symbolic regressor). Only ``+ - * / **`` are used on the values; what else a formula needs -- turning a
@@ -135,7 +135,7 @@ def _dot(a: Vector, b: Vector):
 
 
 def balancer_torque(force, dlength):
-    """Torque the motor supplies against the balancer, ``tau = -F(l) dl/dq`` (interfaces.md 1.2)."""
+    """Torque the motor supplies against the balancer, ``tau = -F(l) dl/dq`` (docs/interfaces.md 1.2)."""
     return -force * dlength
 
 

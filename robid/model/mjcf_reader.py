@@ -1,4 +1,4 @@
-"""Reader for MuJoCo MJCF robots (interfaces.md section 1; docs/model.md, "MJCF specifics").
+"""Reader for MuJoCo MJCF robots (docs/interfaces.md section 1; docs/model.md, "MJCF specifics").
 
 The file is compiled by MuJoCo (:mod:`robid.model.mjcf_compile`), and the robot is read from the compiled
 ``MjModel``: exactly the model ``mj_inverse`` simulates. The chain runs from the world through the bodies that carry

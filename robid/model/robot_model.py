@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-#: Order of the ten standard inertial parameters of one body (interfaces.md section 1.3).
+#: Order of the ten standard inertial parameters of one body (docs/interfaces.md section 1.3).
 INERTIAL_PARAMETERS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
 
 #: The rotation of a constant transform that does not rotate (readers' A_i or B_i).
@@ -257,7 +257,7 @@ class Compensator:
     """Gravity compensator (balancer) between a point on the previous body and one on this joint's body.
 
     Force along the line between the points, F > 0 pushing them apart; tau_comp = -F(l) dl/dq
-    (interfaces.md section 1.2). Spring: F = stiffness*(free_length - l). Gas cylinder:
+    (docs/interfaces.md section 1.2). Spring: F = stiffness*(free_length - l). Gas cylinder:
     F = -p0*area*(v0/(v0 - area*(l - l0)))**n. Fourier (balancer of unknown construction):
     tau_comp = sum_k b_k sin(k (q - symmetry_angle)), k = 1..order (docs/model.md), nominal b_k = coefficients.
     """

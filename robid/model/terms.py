@@ -117,7 +117,7 @@ BALANCER_PREFIX = "comp_"
 def standalone_parameters(names, expressions, joint: str, kind: str) -> list[int]:
     """Indices of the base parameters of ``joint``'s own friction (``kind="friction"``: fv_J, fc_J, f0_J in that
     order) or balancer (``kind="balancer"``: comp_*_J) that stand for that standard parameter alone (expression
-    equal to the name, interfaces.md 1.3): the terms whose identified values describe that joint's curve."""
+    equal to the name, docs/interfaces.md 1.3): the terms whose identified values describe that joint's curve."""
     alone = {n for n, e in zip(names, expressions, strict=True) if "".join(e.split()) == n}
     names = list(names)
     if kind == "friction":

@@ -1,4 +1,4 @@
-"""Reader for URDF serial chains (interfaces.md section 1).
+"""Reader for URDF serial chains (docs/interfaces.md section 1).
 
 The chain runs from the root link to the single leaf reached through movable joints. Fixed joints are folded
 into the next movable joint's constant transform A (docs/model.md) and the inertia of the links they carry is

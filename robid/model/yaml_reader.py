@@ -1,4 +1,4 @@
-"""Reader for robid robot files (YAML, schema version 1: docs/robot-file.md; design source interfaces.md section
+"""Reader for robid robot files (YAML, schema version 1: docs/robot-file.md; design source docs/interfaces.md section
 1.1). The allowed keys come from the typed definition :mod:`robid.schemas.robot`."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ The report, the CLI summaries, ``predict`` and campaigns read the record's attri
 measurements to show a result. Schema versions are ``MAJOR.MINOR``: a minor version only adds keys, so a reader
 accepts every minor version of the major versions it knows (1 and 2) and refuses any other (:func:`check_schema`).
 
-JSON layout (interfaces.md section 5 and robid's extensions), the keys in the order written: ``robid`` (1),
+JSON layout (docs/interfaces.md section 5 and robid's extensions), the keys in the order written: ``robid`` (1),
 ``schema``, ``robot``, ``robot_source``, ``terms``, ``joints``, ``method``, ``base_parameters``,
 ``standard_parameters``, ``correlated_pairs``, ``covariance``, ``estimation``, ``metrics``, ``thresholds``,
 ``identifiability_notes``, ``processing``, ``compensator``, ``notes``, ``physical_consistency`` and
@@ -55,7 +55,7 @@ READABLE_MAJORS = (1, 2)
 
 @dataclass(frozen=True)
 class BaseParameter:
-    """One base parameter: named after the standard parameter it is grouped on (interfaces.md 1.3).
+    """One base parameter: named after the standard parameter it is grouped on (docs/interfaces.md 1.3).
 
     ``identifiability`` (JSON ``class``): ``well-identified``, ``poorly-identified`` or ``barely-excited``
     (docs/estimation.md). ``unconstrained_value``: the unconstrained estimate when the reported ``value`` comes

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from robid.defaults import PERIODIC, PERIODIC_SAMPLES, REST_TO_REST
+
 # ---- torque fit ---------------------------------------------------------------------------------------------
 
 
@@ -90,7 +92,7 @@ class ProcessingGuard:
 
 
 #: processing modes whose grid holds whole periods (an averaged one, a segment, or K periods sample by sample)
-PERIODIC_MODES = ("periodic", "rest-to-rest", "periodic-samples")
+PERIODIC_MODES = (PERIODIC, REST_TO_REST, PERIODIC_SAMPLES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,7 +135,7 @@ class ProcessingSummary:
         parts = [self.mode, f"{self.samples_read} rows read, {len(self.dropped_rows)} dropped",
                  f"{self.samples} samples at {self.sample_rate_hz:.4g} Hz"]
         if self.period_s is not None:
-            how = "averaged" if self.mode == "periodic" and self.n_periods > 1 else "used"
+            how = "averaged" if self.mode == PERIODIC and self.n_periods > 1 else "used"
             period = f"T {self.period_s:.4g} s ({self.period_source}), {self.n_periods} period(s) {how}"
             if self.rejected_periods:
                 period += f", {len(self.rejected_periods)} left out"

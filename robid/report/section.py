@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import jinja2
 
 from robid.record._html import format_number as num  # the number format of every table (sections import it here)
+from robid.report._css import CSS
 
 if TYPE_CHECKING:  # pragma: no cover
     from robid.report._data import ReportData
@@ -86,8 +87,6 @@ def _scoped_selectors(selectors: str, scope: str) -> str:
 def notebook_html(body: str) -> str:
     """``body`` (report HTML) with the report's CSS, scoped (:func:`scoped_css`), in one element: what Jupyter
     shows for a section or a whole report. No script, no external resource, like the report file."""
-    from robid.report._html import CSS  # the page module imports this one
-
     return f'<div class="{SCOPE}">\n<style>{scoped_css(CSS)}</style>\n{body}\n</div>'
 
 

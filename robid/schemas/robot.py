@@ -1,5 +1,5 @@
 """The robot file (YAML, ``robid: 1``): read by robid.model.yaml_reader and robid.model._yaml_sections, documented
-in docs/robot-file.md (interfaces.md section 1.1 is its design source)."""
+in docs/robot-file.md (docs/interfaces.md section 1.1 is its design source)."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import signal
 
+from robid.defaults import PERIODIC, REPEATING_MODES
 from robid.signals.cutoff import PositionSpectra, choose_cutoff
 from robid.signals.path_result import PathResult, format_values
 
@@ -119,7 +120,7 @@ def guarded(result: PathResult, plain: PlainRecipe, orders: int, applied: bool) 
     less than ``MARGIN`` times its error (module docstring), and the choice."""
     dof = plain.q.shape[1]
     robid = np.asarray(result.predicted_qdd_error if result.predicted_qdd_error is not None else [np.inf] * dof)
-    margin = MARGIN_PERIODS if result.mode in ("periodic", "periodic-samples") and result.n_periods >= 2 else MARGIN
+    margin = MARGIN_PERIODS if result.mode in REPEATING_MODES and result.n_periods >= 2 else MARGIN
     # motor positions share the link positions' processing (the deflection theta - q goes through one operator):
     # with them the comparison is reported, not applied
     applied = applied and result.theta is None
@@ -148,7 +149,7 @@ def _plain_noise(result: PathResult, plain: PlainRecipe, joints: np.ndarray):
     """The path's noise record with the processed position, velocity and acceleration noise of ``joints`` those
     of the plain recipe (:meth:`robid.signals.cutoff.PositionSpectra.noise_std`; divided by sqrt(K) where the
     path averages K periods)."""
-    averaged = result.n_periods if result.mode == "periodic" and result.n_periods >= 2 else 1
+    averaged = result.n_periods if result.mode == PERIODIC and result.n_periods >= 2 else 1
     fields = {}
     for n, name in enumerate(("q_std_processed", "qd_std_processed", "qdd_std_processed")):
         values = list(getattr(result.noise, name))

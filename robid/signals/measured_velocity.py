@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robid.defaults import PERIODIC
 from robid.signals.noise import quantisation_variance, robust_white_std
 from robid.signals.path_result import PathResult, format_values
 
@@ -52,7 +53,7 @@ def measured_velocity(t: np.ndarray, qd: np.ndarray, result: PathResult, step: n
     qd = np.asarray(qd, dtype=float)
     robust = np.asarray(robust_white_std(qd), dtype=float) if qd.shape[0] > 3 else np.zeros(qd.shape[1])
     std_one = np.maximum(robust, np.sqrt(quantisation_variance(step)))
-    if result.mode == "periodic" and result.period is not None:
+    if result.mode == PERIODIC and result.period is not None:
         total = result.n_periods + len(result.rejected)
         used = [k for k in range(total) if (k + 1) not in result.rejected]
         v = np.mean([_at(t, qd, result.t + k * result.period) for k in used], axis=0)

@@ -72,37 +72,13 @@ def process_nonperiodic(
     orders = max(2, o.derivatives)
     edge = _check_band(fc, rate, r, orders, t.size, where)
     sos = filtering.lowpass_sos(fc, rate, o.filter_order)
-    derivs = [filtering.zero_phase(q, sos)]
-    for _ in range(orders):
-        derivs.append(filtering.derivative(derivs[-1], h))
+    derivs = _filtered_derivatives(q, sos, h, orders)
     tau_f = filtering.zero_phase(tau, sos)
-    theta_f = None
-    if sig.get("theta") is not None:
-        theta_f = [filtering.zero_phase(sig["theta"], sos)]
-        for _ in range(2):
-            theta_f.append(filtering.derivative(theta_f[-1], h))
+    theta_f = _filtered_derivatives(sig["theta"], sos, h, 2) if sig.get("theta") is not None else None
     pick = slice(edge, t.size - edge, r)
     row_noise = _row_noise(sos, fc, rate, t.size, pick)
     est = _noise(np.square(choice.noise_std), tau[pick.start : pick.stop], sos, rate)
-    lines = [
-        f"non-periodic: Butterworth low-pass of order {o.filter_order} at {fc:.4g} Hz, run forwards and backwards "
-        "(zero phase, |H|^2) on positions, torques and motor positions alike",
-        f"cut-off {fc:.4g} Hz: {choice.describe()}",
-        f"derivatives: 5-point central differences of the filtered positions, applied {orders} times",
-        f"edges: {edge} samples trimmed at each end ({edge * h:g} s) while the filter settles",
-        "torque noise per joint (white, per sample; robust to friction steps): " + format_values(est.tau_std),
-        f"rows correlated by the low-pass: noise power gain {row_noise.power_gain:.3g} per row (used by the "
-        "estimator's covariance)",
-    ]
-    if r > 1 and o.decimate is None:
-        lines.append(f"decimated by {r} (automatic: the largest factor that keeps the rate at or above "
-                     f"{AUTO_DECIMATION_RATE:g} times the cut-off; parallel decimation of the filtered torque and "
-                     f"regressor rows): {rate / r:g} Hz")
-    elif r > 1:
-        lines.append(f"decimated by {r}: {rate / r:g} Hz")
-    elif o.decimate is None:
-        lines.append(f"not decimated (automatic: {rate:g} Hz is below {AUTO_DECIMATION_RATE * 2:g} times the "
-                     "cut-off)")
+    lines = _method_lines(o, choice, orders, edge, h, est, row_noise, r)
     sos_out = filtering.lowpass_sos(fc, rate / r, o.filter_order)
 
     def apply_filter(x: np.ndarray) -> np.ndarray:
@@ -134,6 +110,40 @@ def process_nonperiodic(
         whole_states=derivs[:3],
     )
 
+
+
+def _filtered_derivatives(x: np.ndarray, sos: np.ndarray, h: float, orders: int) -> list[np.ndarray]:
+    """``x`` low-passed forwards and backwards, then differentiated ``orders`` times (5-point central differences)."""
+    out = [filtering.zero_phase(x, sos)]
+    for _ in range(orders):
+        out.append(filtering.derivative(out[-1], h))
+    return out
+
+
+def _method_lines(o: ProcessingOptions, choice, orders: int, edge: int, h: float, est, row_noise, r: int) -> list[str]:
+    """What the non-periodic path did, one line each: the filter and its cut-off, derivatives, edges, noise, the
+    rows' correlation and the decimation."""
+    fc, rate = choice.cutoff, 1.0 / h
+    lines = [
+        f"non-periodic: Butterworth low-pass of order {o.filter_order} at {fc:.4g} Hz, run forwards and backwards "
+        "(zero phase, |H|^2) on positions, torques and motor positions alike",
+        f"cut-off {fc:.4g} Hz: {choice.describe()}",
+        f"derivatives: 5-point central differences of the filtered positions, applied {orders} times",
+        f"edges: {edge} samples trimmed at each end ({edge * h:g} s) while the filter settles",
+        "torque noise per joint (white, per sample; robust to friction steps): " + format_values(est.tau_std),
+        f"rows correlated by the low-pass: noise power gain {row_noise.power_gain:.3g} per row (used by the "
+        "estimator's covariance)",
+    ]
+    if r > 1 and o.decimate is None:
+        lines.append(f"decimated by {r} (automatic: the largest factor that keeps the rate at or above "
+                     f"{AUTO_DECIMATION_RATE:g} times the cut-off; parallel decimation of the filtered torque and "
+                     f"regressor rows): {rate / r:g} Hz")
+    elif r > 1:
+        lines.append(f"decimated by {r}: {rate / r:g} Hz")
+    elif o.decimate is None:
+        lines.append(f"not decimated (automatic: {rate:g} Hz is below {AUTO_DECIMATION_RATE * 2:g} times the "
+                     "cut-off)")
+    return lines
 
 def streamed_parallel_filter(evaluate, states: list[np.ndarray], sos: np.ndarray, pick: slice, block: int):
     """The parallel filter evaluated and filtered ``block`` recorded samples at a time (robid.signals.

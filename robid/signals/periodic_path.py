@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robid.defaults import PERIODIC
 from robid.errors import RobidInputError
 from robid.signals import bands, noise, periodic, periodic_samples, whole_periods
 from robid.signals.path_result import PathResult, format_values
@@ -93,7 +94,7 @@ def process_periodic(
         theta=theta_f,
         noise=est,
         apply_filter=apply_filter,
-        mode="periodic",
+        mode=PERIODIC,
         rate=avg.m / cut.period,
         period=cut.period,
         period_source=source,

@@ -68,19 +68,13 @@ def process_samples(
     block, steps = _without_end_jump(cut, span, orders)
     floors = _floors(block, k, block_weights(hard, k, m)[:, 0], o.position_step)
     lines.append(f"DFT of the {k}-period block, hard band: {hard.describe(period)}")
-    positions, risk = hard, None
-    if o.harmonics is None and o.cutoff_hz is None:
-        positions, risk = choose_band(block["q"], floors[0], period, k, hard, o.min_speed, o.snr_threshold)
-        lines.append(choice_account(positions, risk, period))
+    positions, risk = _position_band(block, floors, period, k, hard, o, lines)
     torques = torque_band(positions)
     mask, mask_tau = block_weights(positions, k, m), block_weights(torques, k, m)[:, 0]
     dq = periodic.spectral_derivatives(block["q"], mask, span, orders)
     derivs = [d + s for d, s in zip(dq, steps["q"], strict=True)]
     tau_f = periodic.spectral_derivatives(block["tau"], mask_tau, span, 0)[0] + steps["tau"][0]
-    theta_f = None
-    if "theta" in block:
-        dth = periodic.spectral_derivatives(block["theta"], mask, span, 2)
-        theta_f = [d + s for d, s in zip(dth, steps["theta"][:3], strict=True)]
+    theta_f = _motor_derivatives(block, steps, mask, span) if "theta" in block else None
     est = _noise(block, k, floors, (mask, mask_tau), span)
     lines.append(
         f"every sample of the {k} periods ({k * m} samples, not averaged): bin b of the block weighted by the band "
@@ -110,6 +104,23 @@ def process_samples(
         predicted_qdd_error=tuple(float(v) for v in risk.error()) if risk is not None else est.qdd_std_processed,
     )
 
+
+
+def _position_band(block: dict, floors, period: float, k: int, hard: SpectralBand, o: ProcessingOptions,
+                   lines: list[str]):
+    """(position band, its risk account or None): ``hard`` when the harmonics or a cut-off are given, else the
+    band :func:`robid.signals.spectral_band.choose_band` chooses on the block (said in ``lines``)."""
+    if o.harmonics is not None or o.cutoff_hz is not None:
+        return hard, None
+    positions, risk = choose_band(block["q"], floors[0], period, k, hard, o.min_speed, o.snr_threshold)
+    lines.append(choice_account(positions, risk, period))
+    return positions, risk
+
+
+def _motor_derivatives(block: dict, steps: dict, mask: np.ndarray, span: float) -> list[np.ndarray]:
+    """The motor positions and their first two derivatives through the positions' band, the end jump added back."""
+    dth = periodic.spectral_derivatives(block["theta"], mask, span, 2)
+    return [d + s for d, s in zip(dth, steps["theta"][:3], strict=True)]
 
 #: a jump between the block's ends is removed when it exceeds this many standard deviations of its estimate
 JUMP_SIGNIFICANCE = 4.0

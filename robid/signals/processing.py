@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from robid.defaults import PROCESSING_MODES, TORQUE_BANDS
+from robid.defaults import NONPERIODIC, PERIODIC, PROCESSING_MODES, REPEATING_MODES, TORQUE_BANDS
 from robid.errors import RobidInputError, RobidOptionError
 from robid.signals import periodic, selection, whole_periods
 from robid.signals.cutoff import PositionSpectra
@@ -105,27 +105,11 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         lines.append(f"dropped while reading: {measurement.dropped.summary()}")
 
     _check_measurement(measurement)
-    t, signals = _time_window(measurement, opts, lines)
-    # processing must not depend on where the clock started (controller logs count from 1970): it works on
-    # t - t0 and hands back times as given
-    origin = float(t[0])
-    if origin != 0.0:
-        lines.append(f"times in this account are from the first sample, t0 = {origin:.15g} s")
-    grid = to_uniform_grid(t - origin, signals, opts.rate, resolution=float(np.spacing(np.max(np.abs(t)))))
-    lines.append(grid.description)
-    t, sig = grid.t, dict(grid.signals)
-    qd_file = sig.pop("qd_measured", None)  # not processed: only the sign of the Coulomb term takes it
-    if t.size < MIN_SAMPLES:
-        raise RobidInputError(f"{where}: only {t.size} samples after resampling; at least {MIN_SAMPLES} are needed")
-
+    t, sig, qd_file, origin = _on_uniform_grid(measurement, opts, lines)
     spectra = PositionSpectra.of(sig["q"], (t.size - 1) / float(t[-1] - t[0]))
-    result = _choose_and_run(t, sig, opts, where, lines, spectra)
-    repeats = result.mode in ("periodic", "periodic-samples") and result.n_periods >= 2
-    plain = PlainRecipe.of(t, sig["q"], None if repeats else spectra, lines=repeats)
-    result, guard = guarded(result, plain, max(2, opts.derivatives), opts.harmonics is None and opts.cutoff_hz is None)
-    result = replace(result, lines=[*result.lines, guard.line()])
+    result, guard = _guarded(_choose_and_run(t, sig, opts, where, lines, spectra), t, sig, spectra, opts)
     measured = measured_velocity(t, qd_file, result, logged_step(measurement.qd)) if qd_file is not None else None
-    if opts.decimate != 1 and result.mode != "nonperiodic":
+    if opts.decimate != 1 and result.mode != NONPERIODIC:
         lines.append(f"decimate {opts.decimate} ignored: decimation belongs to the non-periodic path")
     keep, standstill = _mark_unused(result, opts, lines)
     orders = max(2, opts.derivatives)
@@ -166,6 +150,33 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         guard=guard,
     )
 
+
+
+def _on_uniform_grid(measurement: Measurement, opts: ProcessingOptions, lines: list[str]):
+    """(t, signals, the file's measured velocity or None, t0) of the measurement's time window on a uniform grid.
+    Processing must not depend on where the clock started (controller logs count from 1970): it works on t - t0
+    and hands back times as given."""
+    where = measurement.source
+    t, signals = _time_window(measurement, opts, lines)
+    origin = float(t[0])
+    if origin != 0.0:
+        lines.append(f"times in this account are from the first sample, t0 = {origin:.15g} s")
+    grid = to_uniform_grid(t - origin, signals, opts.rate, resolution=float(np.spacing(np.max(np.abs(t)))))
+    lines.append(grid.description)
+    t, sig = grid.t, dict(grid.signals)
+    qd_file = sig.pop("qd_measured", None)  # not processed: only the sign of the Coulomb term takes it
+    if t.size < MIN_SAMPLES:
+        raise RobidInputError(f"{where}: only {t.size} samples after resampling; at least {MIN_SAMPLES} are needed")
+    return t, sig, qd_file, origin
+
+
+def _guarded(result: PathResult, t: np.ndarray, sig: dict, spectra: PositionSpectra, opts: ProcessingOptions):
+    """(the path's result with the guard's line, the guard): the path checked against the plain recipe
+    (robid.signals.guard)."""
+    repeats = result.mode in REPEATING_MODES and result.n_periods >= 2
+    plain = PlainRecipe.of(t, sig["q"], None if repeats else spectra, lines=repeats)
+    result, guard = guarded(result, plain, max(2, opts.derivatives), opts.harmonics is None and opts.cutoff_hz is None)
+    return replace(result, lines=[*result.lines, guard.line()]), guard
 
 def _with_sign_velocity(parallel, measured: MeasuredVelocity | None):
     """The path's parallel filter, handing ``evaluate`` the velocity for the Coulomb sign as a fourth argument:
@@ -298,7 +309,7 @@ def _detected_period(
     whenever ``o.mode`` is periodic), else None; what was found goes to ``lines``."""
     found = periodic.detect_period(t, q)
     if found is None:
-        if o.mode == "periodic":
+        if o.mode == PERIODIC:
             raise RobidOptionError(None,
                 f"{where}: no period found in the positions (need at least two periods in the record); "
                 "give it with {period} or {trajectory}"
@@ -312,7 +323,7 @@ def _detected_period(
         f"period detected from the positions: T = {found.period:.9g} s (mismatch {found.mismatch:.2e}); "
         f"{k} whole period(s){part}"
     )
-    if k >= 2 or o.mode == "periodic":
+    if k >= 2 or o.mode == PERIODIC:
         return found.period, "detected"
     return None, None
 

@@ -87,7 +87,7 @@ class DropRecord:
 
 @dataclass(frozen=True, eq=False)
 class Measurement(_Samples):
-    """A measurement in the canonical form of interfaces.md section 3, SI units, joint side.
+    """A measurement in the canonical form of docs/interfaces.md section 3, SI units, joint side.
 
     ``t`` (N,) strictly increasing, in s, as recorded (not shifted to zero); ``q`` (N, dof) link-side joint
     positions; ``tau`` (N, dof) joint torques (forces for prismatic joints); ``qd``/``qdd`` measured velocities
@@ -197,7 +197,7 @@ class ProcessedSignals(_Samples):
     qd: np.ndarray
     qdd: np.ndarray
     tau: np.ndarray
-    mode: str  # "periodic" | "periodic-samples" | "rest-to-rest" | "nonperiodic"
+    mode: str  # one of robid.defaults.PROCESSED_MODES
     sample_rate: float
     noise: NoiseEstimate
     keep: np.ndarray

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robid.defaults import PERIODIC, REST_TO_REST
 from robid.errors import RobidInputError
 from robid.signals import bands, cutoff, noise, periodic
 from robid.signals.path_result import MIN_SAMPLES, PathResult, format_ranges, format_values, kept_harmonics
@@ -55,21 +56,10 @@ def process_single_period(
     dq = periodic.spectral_derivatives(rq, mask, period, orders)
     derivs = [dq[k] + step_q[k] for k in range(orders + 1)]
     tau_f = periodic.spectral_derivatives(rtau, mask_tau, period, 0)[0] + step_tau[0]
-    theta_f = None
-    if sig.get("theta") is not None:
-        rth, step_th = _periodised(sig["theta"], window, period, orders)
-        dth = periodic.spectral_derivatives(rth, mask, period, 2)
-        theta_f = [dth[k] + step_th[k] for k in range(3)]
+    theta_f = _motor_derivatives(sig["theta"], window, period, orders, mask) if sig.get("theta") is not None else None
     est = _noise(rq, dq[0], rtau, tau_f - step_tau[0], (mask, mask_tau), period)
     kept = kept_harmonics(np.any(np.reshape(mask, (bins, -1)) >= 0.5, axis=1))
-    lines = [
-        f"single period: samples {i0}-{i1} ({t[i0]:g}-{t[i1]:g} s), T = {period:g} s, M = {m}; the jump between "
-        "its ends is removed by a 9th-order smooth step (derivatives 1-4 zero at both ends) and added back "
-        "analytically",
-        f"DFT: kept DC and harmonics {format_ranges(kept)} ({how}; highest {max(kept, default=0) / period:.4g} Hz); "
-        "positions differentiated by (j h omega)^n; torques through the same weights",
-        "noise per joint from the out-of-band residual: tau std per sample " + format_values(est.tau_std),
-    ]
+    lines = _method_lines(t, window, period, kept, how, est)
     return PathResult(
         t=t[i0:i1],
         derivs=derivs,
@@ -77,7 +67,7 @@ def process_single_period(
         theta=theta_f,
         noise=est,
         apply_filter=periodic.window_filter(mask_tau, m, period, "the window"),
-        mode="rest-to-rest" if source == "segment" else "periodic",
+        mode=REST_TO_REST if source == "segment" else PERIODIC,
         rate=1.0 / h,
         lines=lines,
         period=period,
@@ -89,6 +79,29 @@ def process_single_period(
         onto_grid=lambda x: x[i0:i1],
     )
 
+
+
+def _motor_derivatives(theta: np.ndarray, window: tuple[int, int], period: float, orders: int,
+                       mask: np.ndarray) -> list[np.ndarray]:
+    """The motor positions of the window and their first two derivatives through the positions' band, the jump
+    between the window's ends added back."""
+    rth, step_th = _periodised(theta, window, period, orders)
+    dth = periodic.spectral_derivatives(rth, mask, period, 2)
+    return [dth[k] + step_th[k] for k in range(3)]
+
+
+def _method_lines(t: np.ndarray, window: tuple[int, int], period: float, kept, how: str, est) -> list[str]:
+    """What the single-period path did: the window and its end jump, the harmonics kept, the noise."""
+    i0, i1 = window
+    m = i1 - i0
+    return [
+        f"single period: samples {i0}-{i1} ({t[i0]:g}-{t[i1]:g} s), T = {period:g} s, M = {m}; the jump between "
+        "its ends is removed by a 9th-order smooth step (derivatives 1-4 zero at both ends) and added back "
+        "analytically",
+        f"DFT: kept DC and harmonics {format_ranges(kept)} ({how}; highest {max(kept, default=0) / period:.4g} Hz); "
+        "positions differentiated by (j h omega)^n; torques through the same weights",
+        "noise per joint from the out-of-band residual: tau std per sample " + format_values(est.tau_std),
+    ]
 
 def _band(
     t: np.ndarray, q: np.ndarray, o: ProcessingOptions, spectra, period: float, bins: int

@@ -1,4 +1,4 @@
-"""The virtual robot's gravity compensators (balancers): torques from the compensator geometry (interfaces.md
+"""The virtual robot's gravity compensators (balancers): torques from the compensator geometry (docs/interfaces.md
 section 1.2).
 
 Deliberately independent of robid.model.balancer, which the identification uses: the simulator is the oracle of

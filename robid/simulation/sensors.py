@@ -1,6 +1,6 @@
 """Sensors of the virtual robot: sampling, encoder quantisation, noise, jitter and delay; the measurement CSV.
 
-What a sample holds (interfaces.md section 3; all joint-side units, rad or m, N m or N):
+What a sample holds (docs/interfaces.md section 3; all joint-side units, rad or m, N m or N):
 
 * ``t``: the time stamp the controller writes, ``t_k = k / rate``. The plant was sampled at
   ``s_k = t_k - delay + j_k`` (``j_k`` ~ N(0, jitter^2), clipped to +-0.4 / rate so samples stay ordered).
@@ -114,7 +114,7 @@ class SensorRecording:
         return np.hstack(parts)
 
     def write_csv(self, path: str | Path) -> Path:
-        """The canonical measurement CSV (interfaces.md section 3), 12 significant digits: below any encoder step
+        """The canonical measurement CSV (docs/interfaces.md section 3), 12 significant digits: below any encoder step
         and noise level."""
         return write_csv(path, self.columns(), self.table(), digits=12)
 

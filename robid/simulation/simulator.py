@@ -82,7 +82,7 @@ class SimulationResult:
         return np.abs(self.q - self.q_ref).max(axis=0) if self.q.shape[0] else np.zeros(self.q.shape[1])
 
     def truth_document(self) -> dict:
-        """JSON-ready record of what the virtual robot used: parameters (interfaces.md 1.3 names), noise, seed."""
+        """JSON-ready record of what the virtual robot used: parameters (docs/interfaces.md 1.3 names), noise, seed."""
         s = self.settings
         return {
             "robid": 1,
@@ -97,7 +97,7 @@ class SimulationResult:
         }
 
     def write_csv(self, path: str | Path) -> Path:
-        """The canonical measurement file (interfaces.md section 3), written atomically."""
+        """The canonical measurement file (docs/interfaces.md section 3), written atomically."""
         return self.measured.write_csv(path)
 
 

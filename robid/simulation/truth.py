@@ -1,4 +1,4 @@
-"""The parameters the virtual robot really used, named as in interfaces.md section 1.3 (for truth comparisons).
+"""The parameters the virtual robot really used, named as in docs/interfaces.md section 1.3 (for truth comparisons).
 
 Written from the model file alone (no regressor involved):
 
@@ -70,7 +70,7 @@ def nonlinear_friction_parameters(friction, joint: str) -> dict[str, float]:
 
 
 def parameters_for(names, truth: dict[str, float]):
-    """The true values in the column order ``names`` of a robid.Robot (interfaces.md 1.3 names).
+    """The true values in the column order ``names`` of a robid.Robot (docs/interfaces.md 1.3 names).
 
     Rigid identification sees drive-side and link-side viscous friction together (fv + fl; apart when the terms
     have ``link_viscous``, the elastic layout); a spring

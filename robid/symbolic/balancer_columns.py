@@ -1,4 +1,4 @@
-"""Gravity-compensator (balancer) regressor columns (interfaces.md section 1.2, docs/compensator.md section 1).
+"""Gravity-compensator (balancer) regressor columns (docs/interfaces.md section 1.2, docs/compensator.md section 1).
 
 A balancer acts between ``base_point`` (fixed in the previous body, frame i-1) and ``link_point`` (fixed in
 joint i's body, frame i) with a force F(l) along the line, F > 0 pushing apart; the motor supplies on top of

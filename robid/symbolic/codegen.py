@@ -275,34 +275,9 @@ def numpy_function(
         target = "tau"
     assigns = needed_assignments(program, outputs.values())
     used = free_symbols(assigns, outputs.values())
-    dof = program.dof
-    width = len(columns) if columns is not None else 0
     block = f"_{name}_block"
-    extra = "params" if columns is None else "out=None"
     arrays = JOINT_ARRAYS + (MOTOR_ARRAYS if motors else ())
-    sliced = ", ".join(f"{a}[s:s + {CHUNK}]" for a in arrays)
-    lines = [f"def {name}({', '.join(arrays)}, {extra}):"]
-    lines += [f"    {a} = np.asarray({a}, dtype=float)" for a in arrays]
-    lines += ["    n = q.shape[0]"]
-    if columns is not None:
-        lines += [
-            f"    y = np.zeros(({dof}, {width}, n))",
-            f"    for s in range(0, n, {CHUNK}):",
-            f"        {block}({sliced}, y[:, :, s:s + {CHUNK}])",
-            "    y = y.transpose(2, 0, 1)",
-            "    if out is not None:",
-            "        out[...] = y",
-            "        return out",
-            "    return y",
-        ]
-    else:
-        lines += [
-            "    p = np.asarray(params, dtype=float)",
-            f"    tau = np.zeros(({dof}, n))",
-            f"    for s in range(0, n, {CHUNK}):",
-            f"        {block}({sliced}, p, tau[:, s:s + {CHUNK}])",
-            "    return tau.T",
-        ]
+    lines = _wrapper_lines(name, block, arrays, program.dof, columns)
     args = ", ".join(arrays) + (", y" if columns is not None else ", p, tau")
     lines += ["", "", f"def {block}({args}):"]
     statements = input_statements(symbols, used, angle_offsets, NUMPY_INPUTS, motors)
@@ -315,6 +290,35 @@ def numpy_function(
     lines += _interleaved_body(assigns, outputs, target)
     return "\n".join(lines) + "\n", operation_counts(assigns, list(outputs.values()))
 
+
+
+def _wrapper_lines(name: str, block: str, arrays: tuple[str, ...], dof: int, columns: list[int] | None) -> list[str]:
+    """The public function of :func:`numpy_function`: its inputs as float arrays, ``block`` called on blocks of
+    CHUNK samples, the regressor (N, rows, columns; into ``out`` when given) or the torque (N, rows) returned."""
+    width = len(columns) if columns is not None else 0
+    extra = "params" if columns is None else "out=None"
+    sliced = ", ".join(f"{a}[s:s + {CHUNK}]" for a in arrays)
+    lines = [f"def {name}({', '.join(arrays)}, {extra}):"]
+    lines += [f"    {a} = np.asarray({a}, dtype=float)" for a in arrays]
+    lines += ["    n = q.shape[0]"]
+    if columns is not None:
+        return lines + [
+            f"    y = np.zeros(({dof}, {width}, n))",
+            f"    for s in range(0, n, {CHUNK}):",
+            f"        {block}({sliced}, y[:, :, s:s + {CHUNK}])",
+            "    y = y.transpose(2, 0, 1)",
+            "    if out is not None:",
+            "        out[...] = y",
+            "        return out",
+            "    return y",
+        ]
+    return lines + [
+        "    p = np.asarray(params, dtype=float)",
+        f"    tau = np.zeros(({dof}, n))",
+        f"    for s in range(0, n, {CHUNK}):",
+        f"        {block}({sliced}, p, tau[:, s:s + {CHUNK}])",
+        "    return tau.T",
+    ]
 
 def _interleaved_body(assigns, outputs, target: str) -> list[str]:
     """Statements with each output written as soon as its inputs exist and ``del`` after every last use."""

@@ -295,17 +295,6 @@ def _renamed(program: OptimisedProgram, prefix: str) -> OptimisedProgram:
     return OptimisedProgram(assigns, entries, program.dof, program.n_columns)
 
 
-def customised_operation_counts(model: RobotModel, terms: tuple[str, ...], values) -> dict[str, int]:
-    """Operation counts (mul, add, call) of the inverse dynamics with the numeric parameter ``values`` folded
-    (:func:`folded_program`; the setting of El-Rayyes 1990 Tables 4.2/4.3), sum-angle inputs included
-    (:func:`robid.symbolic.operations.program_operations`)."""
-    from robid.symbolic.operations import program_operations
-
-    prog, symbols = folded_program(model, terms, values)
-    c = program_operations(prog, symbols)
-    return {"mul": c.mul, "add": c.add, "call": c.calls}
-
-
 def base_equivalent_values(n_parameters: int, base_indices, base_values) -> list[float]:
     """The standard vector with the base values on the kept columns and zeros elsewhere: ``Y theta = Yb beta``
     (Khalil & Kleinfinger 1987; Khalil & Dombre 2002 section 9.5: the inverse dynamics computed with the base

@@ -64,3 +64,14 @@ def customised_operations(model: RobotModel, terms: tuple[str, ...], values) -> 
 
     program, symbols = customised_program(model, terms, values)
     return program_operations(program, symbols)
+
+
+def customised_operation_counts(model: RobotModel, terms: tuple[str, ...], values) -> dict[str, int]:
+    """Operation counts (mul, add, call) of the inverse dynamics with the numeric parameter ``values`` folded
+    (:func:`robid.symbolic.derive.folded_program`; the setting of El-Rayyes 1990 Tables 4.2/4.3), sum-angle inputs
+    included (:func:`program_operations`)."""
+    from robid.symbolic.derive import folded_program
+
+    prog, symbols = folded_program(model, terms, values)
+    c = program_operations(prog, symbols)
+    return {"mul": c.mul, "add": c.add, "call": c.calls}

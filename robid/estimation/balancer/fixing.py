@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robid.defaults import WLS
 from robid.errors import RobidInputError
 from robid.estimation import _lsq
 from robid.estimation.balancer._numbers import finite_or_none as _num
@@ -106,7 +107,7 @@ def fix_parameters(
     names: Sequence[str],
     fixed: Mapping[str, float],
     *,
-    method: str = "wls",
+    method: str = WLS,
     fixed_std: Mapping[str, float] | None = None,
     free: EstimationResult | None = None,
     **options,

@@ -18,7 +18,7 @@ def gas_cylinder_column(
     """Regressor column of p0 for a gas cylinder: ``A (v0 / (v0 - A (l - l0)))^n dl/dq``.
 
     With ``F = -p0 A (v0/(v0 - A (l - l0)))^n`` (pulling the anchors together) the motor supplies
-    ``tau = -F dl/dq`` (interfaces.md 1.2), which is p0 times this column (robid.model.balancer.gas_p0_column).
+    ``tau = -F dl/dq`` (docs/interfaces.md 1.2), which is p0 times this column (robid.model.balancer.gas_p0_column).
     ``length`` and ``dlength`` are l(q) and dl/dq at the samples (any shape). A geometry whose gas volume is not
     positive at some sample is refused with a message naming it.
     """

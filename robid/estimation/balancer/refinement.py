@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robid.defaults import WLS
 from robid.errors import RobidInputError
 from robid.estimation import _lsq
 from robid.estimation.balancer._numbers import finite_or_none as _num
@@ -149,8 +150,6 @@ def refine_nonlinear_compensator(
     joint's residual variance by :func:`serial_inflation` (needed for low-passed, non-periodic data, whose samples
     are not independent; about 1 for white residuals).
     """
-    from scipy.optimize import least_squares
-
     W, tau, names = _lsq.check_problem(W, tau, names)
     free, start = _checked_request(names, compensator, free, start)
     c = names.index(compensator)
@@ -159,13 +158,8 @@ def refine_nonlinear_compensator(
     x_scale = np.array([abs(start[f]) if start[f] != 0 else 1.0 for f in free])
     lo, hi = _box(free, start, x_scale, bounds)
     problem = _Projection(W0, tau, weights, c, column, start, free, x_scale, feasible)
-
     x0 = np.array([start[f] for f in free]) / x_scale
-    cost_start = float(np.sum(problem.solve(x0)[1] ** 2))
-    sol = least_squares(problem.residual, x0, bounds=(lo / x_scale, hi / x_scale), method="trf", x_scale=1.0,
-                        diff_step=1e-6, max_nfev=max_nfev)
-    beta, r = problem.solve(sol.x)
-    cost = float(np.sum(r**2))
+    sol, cost_start, beta, r, cost = _least_squares(problem, x0, lo / x_scale, hi / x_scale, max_nfev)
     fit = _separability(problem, sol.x, beta, r, serial_correlation)
     phi = sol.x * x_scale
     params, corr = _classify(free, start, phi, (lo, hi), fit, list(names) + list(free), W.shape[2],
@@ -179,24 +173,25 @@ def refine_nonlinear_compensator(
     ]
     values, geom = (beta, problem.geometry(sol.x)) if separable else (np.array(linear.values), dict(start))
     return NonlinearRefinement(
-        compensator=compensator,
-        parameters=tuple(params),
-        classification="separable" if separable else "not separable",
-        adopted=separable,
-        names=tuple(names),
-        linear=linear,
-        values=np.asarray(values, dtype=float),
-        refined_values=np.asarray(beta, dtype=float),
-        geometry=geom,
-        optimum={f: float(v) for f, v in zip(free, phi, strict=True)},
-        cost_start=cost_start,
-        cost_refined=cost,
-        jacobian_rank=fit.rank,
-        jacobian_columns=fit.columns,
-        jacobian_condition=fit.condition,
-        correlations=corr,
-        notes=tuple(notes),
+        compensator=compensator, parameters=tuple(params),
+        classification="separable" if separable else "not separable", adopted=separable, names=tuple(names),
+        linear=linear, values=np.asarray(values, dtype=float), refined_values=np.asarray(beta, dtype=float),
+        geometry=geom, optimum={f: float(v) for f, v in zip(free, phi, strict=True)}, cost_start=cost_start,
+        cost_refined=cost, jacobian_rank=fit.rank, jacobian_columns=fit.columns, jacobian_condition=fit.condition,
+        correlations=corr, notes=tuple(notes),
     )
+
+
+def _least_squares(problem: _Projection, x0: np.ndarray, lo: np.ndarray, hi: np.ndarray, max_nfev: int):
+    """(solution, weighted cost at ``x0``, linear coefficients and residual at the optimum, cost there): scipy's
+    trust-region least squares on the projected residual, in the scaled coordinates, within (lo, hi)."""
+    from scipy.optimize import least_squares
+
+    cost_start = float(np.sum(problem.solve(x0)[1] ** 2))
+    sol = least_squares(problem.residual, x0, bounds=(lo, hi), method="trf", x_scale=1.0,
+                        diff_step=1e-6, max_nfev=max_nfev)
+    beta, r = problem.solve(sol.x)
+    return sol, cost_start, beta, r, float(np.sum(r**2))
 
 
 def _linear_start(
@@ -205,7 +200,7 @@ def _linear_start(
     """The regressor with the balancer column at the start geometry, and its WLS estimate (the linear solution)."""
     W0 = np.array(W)
     W0[:, :, c] = _checked_column(column, start, W.shape[:2])
-    return W0, estimate(W0, tau, names, method="wls")
+    return W0, estimate(W0, tau, names, method=WLS)
 
 
 def _checked_request(

@@ -44,6 +44,7 @@ from robid.excitation.programs.common import (
     smoothstep9,
     timeline_positions,
 )
+from robid.excitation.programs.limit_item import ProgramLimit
 from robid.excitation.programs.workspace import workspace_items
 from robid.excitation.trajectory_file import TrajectoryFile
 
@@ -72,15 +73,6 @@ class ExecutedMotion:
     lead: int
     start: np.ndarray | None = None  # approach target (robid convention)
     info: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ProgramLimit:
-    quantity: str
-    joint: str
-    value: float | tuple[float, float]
-    limit: float | tuple[float, float]
-    ok: bool
 
 
 @dataclass(frozen=True, eq=False)

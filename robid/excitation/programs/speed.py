@@ -50,7 +50,7 @@ def slowed(tf: TrajectoryFile, scale: float) -> TrajectoryFile:
 def timeline_peaks(tf: TrajectoryFile, periods: int = 1, lead: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Peak |velocity| and |acceleration| per joint over a program's timeline (the excited periods and, for a
     periodic design, its fades), on PEAK_SAMPLES samples per period."""
-    from robid.excitation.programs.common import timeline_derivative
+    from robid.excitation.programs.timeline import timeline_derivative
 
     traj = tf.trajectory
     lead = (0 if traj.rest_to_rest else 1) if lead is None else lead
@@ -116,7 +116,7 @@ def scale_items(motion, design: TrajectoryFile, scale: float, names) -> tuple:
     """The parse-back items of a reduced-speed program: per joint, the executed peak |velocity| at most ``scale``
     times the design's peak and the peak |acceleration| at most ``scale^2`` times (SCALE_TOLERANCE for the
     interpolation between points)."""
-    from robid.excitation.programs.parse_back import ProgramLimit
+    from robid.excitation.programs.limit_item import ProgramLimit
 
     qd, qdd = timeline_peaks(design, motion.periods, motion.lead)
     items = []

@@ -51,7 +51,7 @@ def workspace_items(q: np.ndarray, tf: TrajectoryFile, model=None) -> tuple:
     """ProgramLimit items (quantity ``cartesian`` or ``collision``, named by the point or the pair): the smallest
     sampled slack of each Cartesian half-space (limit 0) and the smallest distance of each pair (limit its
     clearance) over the executed positions q (N, dof)."""
-    from robid.excitation.programs.parse_back import ProgramLimit
+    from robid.excitation.programs.limit_item import ProgramLimit
 
     model, constraints = workspace_constraints(tf, model)
     if not constraints:

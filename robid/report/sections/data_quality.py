@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from robid.defaults import PERIODIC
 from robid.report._compute import joint_units
 from robid.report.section import Section, num
 
@@ -51,7 +52,7 @@ def _overview(run) -> list[tuple[str, object]]:
         rejected = run.rejected_periods
         overview.append(("period", f"{num(run.period_s, 6)} s ({run.period_source or '?'})"))
         left_out = f"; left out: {', '.join(map(str, rejected))}" if rejected else "; none left out"
-        if run.mode == "periodic" and run.n_periods > 1:
+        if run.mode == PERIODIC and run.n_periods > 1:
             overview.append(("periods averaged", f"{run.n_periods}{left_out}"))
         elif run.mode == "periodic-samples":
             overview.append(("periods used", f"{run.n_periods}, every sample (not averaged){left_out}"))

@@ -215,16 +215,7 @@ could be read: nothing to show about the excitation.</p>
             rows = usage_of_extremes(extremes_of_ranges([r.ranges for r in runs], torque_shown), limits_arrays(robot))
             usage_source = ", ".join(r.file for r in runs)
             caption = "Processed identification signals against the limits of the robot file."
-        headers = [
-            "motion range",
-            f"position limits [{units[0].position}]",
-            "position usage",
-            "margin to limit",
-            "peak velocity (usage)",
-            "peak acceleration (usage)",
-        ]
-        if torque_shown:
-            headers.append("peak torque (usage)" + (", nominal model" if tf is not None else ", measured"))
+        headers = _usage_headers(units, torque_shown, tf is not None)
         caption += (
             " Position usage = largest excursion from the middle of the range / half the range (100 % touches a"
             " limit); velocity, acceleration, torque usage = peak / limit. Above 95 %: inside the usual design"
@@ -238,3 +229,18 @@ could be read: nothing to show about the excitation.</p>
             "usage_source": usage_source,
             "usage_caption": caption,
         }
+
+
+def _usage_headers(units, torque_shown: bool, designed: bool) -> list[str]:
+    """The limit-usage table's column headers (the torque's from the nominal model for a design, else measured)."""
+    headers = [
+        "motion range",
+        f"position limits [{units[0].position}]",
+        "position usage",
+        "margin to limit",
+        "peak velocity (usage)",
+        "peak acceleration (usage)",
+    ]
+    if torque_shown:
+        headers.append("peak torque (usage)" + (", nominal model" if designed else ", measured"))
+    return headers

@@ -133,7 +133,6 @@ def _curve_label(data, j: int, prefixes) -> str:
 def _friction_figures(data, joints) -> tuple[list, list[str]]:
     units = joint_units(data.robot)
     names = data.robot.joint_names
-    nominal = data.nominal
     figs, skipped = [], []
     plotted = []
     for j, prefixes in joints:
@@ -141,25 +140,7 @@ def _friction_figures(data, joints) -> tuple[list, list[str]]:
         if rng is None:
             skipped.append(f"{names[j]}: no velocity range known")
             continue
-        if data.validation_runs and data.identification_runs:
-            # the curve also spans the validation runs' speeds (e.g. single-joint runs faster than the excitation)
-            peak = max(max(r.ranges[j].qd_peak for r in data.validation_runs), rng[1])
-            rng = (-peak, peak, rng[2] + " and validation runs" if peak > rng[1] else rng[2])
-        grid, source = _grid(rng, 0.02)
-        # both sides of zero velocity, so that the Coulomb step is drawn as a step
-        grid = np.sort(np.concatenate([grid, [-1e-12, 1e-12]])) if grid[0] < 0 < grid[-1] else grid
-        curve = friction_curve(
-            grid, prefixes, names[j], data.names, data.values, data.covariance, nominal, data.references
-        )
-        model = data.model
-        if model.friction is not None and (model.friction.requests[j].model != "linear"
-                                           or model.friction.requests[j].ripple):
-            import dataclasses
-
-            torque, std = model.friction_curve(data.robot, j, grid)  # the adopted nonlinear model (identified)
-            curve = dataclasses.replace(curve, identified=torque, std=std)
-        held_out = _implied(data, j, "tau_friction", "qd", data.validation_runs) if data.validation_runs else None
-        plotted.append((j, curve, _implied(data, j, "tau_friction", "qd"), prefixes, source, held_out))
+        plotted.append(_joint_curve(data, j, prefixes, rng))
     for group in F.joint_groups(len(plotted)):
         items = [plotted[i] for i in group]
         with F.style():
@@ -204,6 +185,32 @@ def _friction_figures(data, joints) -> tuple[list, list[str]]:
     return figs, skipped
 
 
+
+def _joint_curve(data, j: int, prefixes, rng) -> tuple:
+    """(joint, friction curve, data-implied points, prefixes, range source, validation runs' points) of joint ``j``
+    over its velocity range ``rng`` (widened to the validation runs' speeds); the adopted nonlinear model's curve
+    when it has one."""
+    names = data.robot.joint_names
+    if data.validation_runs and data.identification_runs:
+        # the curve also spans the validation runs' speeds (e.g. single-joint runs faster than the excitation)
+        peak = max(max(r.ranges[j].qd_peak for r in data.validation_runs), rng[1])
+        rng = (-peak, peak, rng[2] + " and validation runs" if peak > rng[1] else rng[2])
+    grid, source = _grid(rng, 0.02)
+    # both sides of zero velocity, so that the Coulomb step is drawn as a step
+    grid = np.sort(np.concatenate([grid, [-1e-12, 1e-12]])) if grid[0] < 0 < grid[-1] else grid
+    curve = friction_curve(
+        grid, prefixes, names[j], data.names, data.values, data.covariance, data.nominal, data.references
+    )
+    model = data.model
+    if model.friction is not None and (model.friction.requests[j].model != "linear"
+                                       or model.friction.requests[j].ripple):
+        import dataclasses
+
+        torque, std = model.friction_curve(data.robot, j, grid)  # the adopted nonlinear model (identified)
+        curve = dataclasses.replace(curve, identified=torque, std=std)
+    held_out = _implied(data, j, "tau_friction", "qd", data.validation_runs) if data.validation_runs else None
+    return j, curve, _implied(data, j, "tau_friction", "qd"), prefixes, source, held_out
+
 def _compensator_figures(data) -> tuple[list, list[str]]:
     robot = data.robot
     units = joint_units(robot)
@@ -231,45 +238,46 @@ def _compensator_figures(data) -> tuple[list, list[str]]:
         grid, source = _grid(rng, 0.03)
         curve = compensator_curve(robot, j, grid, q_ref, cols, base_idx, data.values, data.covariance, data.references)
         plotted.append((j, curve, _implied(data, j, "tau_compensator", "q"), source, [data.names[k] for k in base_idx]))
-    figs = []
-    for j, curve, implied, source, pnames in plotted:
-        u = units[j]
-        with F.style():
-            fig = F.new_figure(3.9)
-            ax, axd = fig.subplots(1, 2)
-            F.margins(fig, cols=2, wspace_in=1.0, top=0.65)
-            xlabel = f"{names[j]} position [{u.position}]"
-            _plot_curve(
-                ax,
-                curve,
-                u.scale,
-                implied,
-                xlabel,
-                f"compensator torque [{u.torque}]",
-                f"{names[j]}: {', '.join(pnames)}",
-            )
-            _plot_curve(
-                axd,
-                curve,
-                u.scale,
-                implied,
-                xlabel,
-                f"difference [{u.torque}]",
-                f"{names[j]}: relative to the nominal compensator",
-                minus=curve.nominal,
-            )
-            F.legend_on_top(fig, ax)
-            figs.append(
-                F.figure_html(
-                    fig,
-                    f"compensator torque, joint {names[j]}",
-                    f"Torque the gravity compensator adds on joint {names[j]} over the angle range of the {source} "
-                    "(left), and the same curves minus the nominal one (right): the robot regressor's comp_* columns "
-                    "times the identified, nominal and reference values. Data-implied: measured torque minus every "
-                    "other identified term (it also carries the residual).",
-                )
-            )
+    figs = [_compensator_figure(names[j], units[j], curve, implied, source, pnames)
+            for j, curve, implied, source, pnames in plotted]
     return figs, notes
+
+
+def _compensator_figure(name: str, u, curve, implied, source: str, pnames: list[str]) -> str:
+    """The compensator torque of one joint over its angle range (left), and minus the nominal curve (right)."""
+    with F.style():
+        fig = F.new_figure(3.9)
+        ax, axd = fig.subplots(1, 2)
+        F.margins(fig, cols=2, wspace_in=1.0, top=0.65)
+        xlabel = f"{name} position [{u.position}]"
+        _plot_curve(
+            ax,
+            curve,
+            u.scale,
+            implied,
+            xlabel,
+            f"compensator torque [{u.torque}]",
+            f"{name}: {', '.join(pnames)}",
+        )
+        _plot_curve(
+            axd,
+            curve,
+            u.scale,
+            implied,
+            xlabel,
+            f"difference [{u.torque}]",
+            f"{name}: relative to the nominal compensator",
+            minus=curve.nominal,
+        )
+        F.legend_on_top(fig, ax)
+        return F.figure_html(
+            fig,
+            f"compensator torque, joint {name}",
+            f"Torque the gravity compensator adds on joint {name} over the angle range of the {source} "
+            "(left), and the same curves minus the nominal one (right): the robot regressor's comp_* columns "
+            "times the identified, nominal and reference values. Data-implied: measured torque minus every "
+            "other identified term (it also carries the residual).",
+        )
 
 
 class FrictionSection(Section):

@@ -249,6 +249,50 @@ def data_rejected(data) -> Verdict:
     return Verdict("Data rejected", level, head, details)
 
 
+def against_references(judgements) -> Verdict | None:
+    """robid against each reference model, run by run (robid.report.judgement.ReferenceComparison): how many runs
+    of each kind (excitation, single-joint) it predicts better, as well or worse, over their moving joints."""
+    runs = [r for r in judgements if r.comparisons]
+    if not runs:
+        return None
+    labels = list(dict.fromkeys(c.label for r in runs for c in r.comparisons))
+    heads, details, levels = [], [], []
+    for label in labels:
+        pairs = [(r, c) for r in runs for c in r.comparisons if c.label == label and c.joints]
+        heads.append(_reference_head(label, pairs))
+        levels.append(_reference_level([c.outcome for _, c in pairs]))
+        details += [f"{r.name} ({r.kind}, {r.role}): {c.text}" for r, c in pairs]
+    details.insert(0, "per run, over its moving joints: better when robid's NRMSE is lower on one joint and higher on "
+                      "none (within 5 % of the reference's counts as as good); joints at rest are not compared")
+    level = max(levels, key=lambda v: {"good": 1, "info": 0, "warn": 2, "bad": 3}[v])
+    return Verdict("Against the reference models", level, "; ".join(heads), details)
+
+
+def _reference_head(label: str, pairs) -> str:
+    parts = []
+    for kind in ("excitation", "single-joint"):
+        outcomes = [c.outcome for r, c in pairs if r.kind == kind]
+        if not outcomes:
+            continue
+        what = f"{len(outcomes)} {kind} run(s)"
+        if kind == "single-joint":
+            what += " (the moving joint)"
+        if all(o == "better" for o in outcomes):
+            parts.append(f"better on every one of the {what}")
+        else:
+            counts = ", ".join(f"{o} on {outcomes.count(o)}" for o in ("better", "as good", "mixed", "worse")
+                               if o in outcomes)
+            parts.append(f"{what}: {counts}")
+    return f"robid against {label}: " + "; ".join(parts)
+
+
+def _reference_level(outcomes) -> str:
+    if not outcomes or all(o in ("better", "as good") for o in outcomes):
+        return "good" if "better" in outcomes else "info"
+    worse = sum(o in ("worse", "mixed") for o in outcomes)
+    return "bad" if worse > len(outcomes) / 2 else "warn"
+
+
 class SummarySection(Section):
     title = "Verdicts in full: fit per run and joint"
     anchor = "summary"
@@ -287,7 +331,6 @@ class SummarySection(Section):
 
     def context(self, data) -> dict:
         from robid.report.judgement import judge_runs
-        from robid.report.sections.overview import against_references
 
         judgements = judge_runs(data)
         fit, table = fit_quality(data, judgements)

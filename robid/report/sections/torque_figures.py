@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robid.defaults import PERIODIC
 from robid.estimation.metrics import K95
 from robid.report import _figures as F
 from robid.report._compute import joint_units
@@ -46,7 +47,7 @@ def model_error(data) -> np.ndarray:
 def averaged(run) -> bool:
     """Whether the run's series is one period averaged over several (robid.signals periodic path); every other run
     (one period, whole periods sample by sample, a rest-to-rest segment, a non-periodic record) is its own samples."""
-    return run.mode == "periodic" and run.n_periods > 1
+    return run.mode == PERIODIC and run.n_periods > 1
 
 
 def run_time(run) -> tuple[np.ndarray, str]:
@@ -60,7 +61,7 @@ def run_time(run) -> tuple[np.ndarray, str]:
     t = t + float(d.t0)
     if run.mode == "periodic-samples":
         return t, f"time in the record: {run.n_periods} whole periods, every sample (not averaged) [s]"
-    if run.mode == "periodic":
+    if run.mode == PERIODIC:
         return t, "time in the record: one period (not averaged) [s]"
     if run.mode == "rest-to-rest":
         return t, "time in the record: one rest-to-rest run (not averaged) [s]"
