@@ -30,7 +30,7 @@ def register(subparsers) -> None:
     _register_identify(sub)
     from robid.cli.payload_gains_cmd import register_calibrate_gains
 
-    register_calibrate_gains(sub)
+    register_calibrate_gains(sub, ROBOT_HELP)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 

@@ -15,8 +15,9 @@ METHOD = ("output-error Gauss-Newton on g_j (tau_loaded - tau_unloaded)_j = Y_j 
           "inertia) + friction change; per-joint WLS (Gautier & Briot 2014)")
 
 
-def register_calibrate_gains(sub) -> None:
-    from robid.cli.payload_cmd import ROBOT_HELP
+def register_calibrate_gains(sub, robot_help: str) -> None:
+    """``robid payload calibrate-gains`` under the payload command's ``sub`` parsers (``robot_help``: its ROBOT
+    argument's help, the payload command's)."""
     from robid.cli.process_cmd import add_processing_arguments
 
     c = sub.add_parser(
@@ -29,7 +30,7 @@ def register_calibrate_gains(sub) -> None:
         "GAINS.yaml for robid payload identify --gains, with the corrected mapping gains when the mapping has "
         "current gains.",
     )
-    c.add_argument("robot", metavar="ROBOT", help=ROBOT_HELP)
+    c.add_argument("robot", metavar="ROBOT", help=robot_help)
     c.add_argument("--loaded", required=True, metavar="MEAS", help="measurement of the run with the known payload")
     c.add_argument("--unloaded", required=True, metavar="MEAS", help="the same trajectory without the payload")
     c.add_argument("--mass", required=True, type=float, metavar="KG", help="the payload's known mass, kg")

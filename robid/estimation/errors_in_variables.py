@@ -92,12 +92,7 @@ def corrected_least_squares(
     beta, a_inverse, ratio = _solve(W, tau, S, weights)
     residual = tau - W @ beta
     sigma = _lsq.residual_sigma(residual, used, nb)
-    if periods is None:
-        meat = sum(weights[j] ** 4 * sigma[j] ** 2 * (W[:, j].T @ W[:, j]) for j in range(dof))
-    else:
-        meat = _periodic_meat(W, residual, used, weights, periods, sigma)
-        notes.append("covariance with the residual's spectrum per period (rows correlated within a period: "
-                     f"periodogram smoothed over {SMOOTHING} harmonics)")
+    meat = _meat(W, residual, used, weights, periods, sigma, notes)
     modelled = None if model_meat is None else model_meat(W, beta, weights)
     if modelled is not None:
         meat = dominating(meat, modelled)
@@ -119,6 +114,15 @@ def corrected_least_squares(
         weights=weights, condition_number=cond, condition_number_scaled=cond_scaled, notes=notes,
         converged=converged, iterations=2, rows_used=int(used.sum()),
     )
+
+
+def _meat(W, residual, used, weights, periods, sigma, notes: list[str]) -> np.ndarray:
+    """The residuals' meat: independent rows (``periods`` None), else the residual's spectrum per period."""
+    if periods is None:
+        return sum(weights[j] ** 4 * sigma[j] ** 2 * (W[:, j].T @ W[:, j]) for j in range(W.shape[1]))
+    notes.append("covariance with the residual's spectrum per period (rows correlated within a period: "
+                 f"periodogram smoothed over {SMOOTHING} harmonics)")
+    return _periodic_meat(W, residual, used, weights, periods, sigma)
 
 
 #: share of a column's observed power above which its noise makes the estimate and its first-order std unreliable

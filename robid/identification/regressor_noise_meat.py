@@ -35,6 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from robid.defaults import PERIODIC
 from robid.identification.datasets import DataSet
 from robid.identification.regressor_noise import drive_row_regressor, regressor_derivative
 
@@ -53,7 +54,7 @@ def noise_model_meat(robot, sets: Sequence[DataSet], W: np.ndarray, beta: np.nda
         block = W[start:start + n]
         start += n
         processed = dataset.processed
-        if (processed.mode != "periodic" or processed.period is None
+        if (processed.mode != PERIODIC or processed.period is None
                 or processed.noise.spectrum_q_processed is None):
             return None
         meat += _torque_meat(robot, block, w2, processed.noise.tau_std_processed)
