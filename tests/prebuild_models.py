@@ -48,7 +48,6 @@ FAST_TIER_REQUESTS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
     ("tx200_3axis", _DEFAULT6),  # test_excitation_gradient.py
     ("tx200_3axis", (*_DRIVES, "compensator")),  # test_fleet_drift.py
     ("tests/data/ur10e_like.urdf", _DEFAULT6),  # test_console_lines.py
-    ("tests/data/rrr_mdh.yaml", _DEFAULT6),  # test_errors_in_variables.py
     ("tests/data/arm3_urdf.yaml", _DEFAULT6),  # test_export_model.py
     ("tests/data/arm3_urdf.yaml", None),  # test_urdf_robot_file.py (with drive_coupling)
     ("tests/data/parallelogram_2r.yaml", None),  # test_closed_chain_model.py
