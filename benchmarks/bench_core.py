@@ -135,7 +135,10 @@ def evaluation_speed() -> list[str]:
         )
         if lib.native:
             folder = lib.path.parent
-            portable = CRegressors(folder / "model_c.so", 6, len(robot.parameter_names), len(base.names))
+            from robid.symbolic.cache import compiled_library  # built on request (robid.symbolic.cbuild)
+
+            portable_so = compiled_library(folder, folder.name, "portable")
+            portable = CRegressors(portable_so, 6, len(robot.parameter_names), len(base.names))
             port_us, _ = _best_us(lambda: portable.evaluate("base_regressor", q, qd, qdd, out=buffer), n)
             rows.append(f"- robid portable library (no -march=native): {port_us:.3f} us/sample")
     np_us, _ = _best_us(lambda: base._module.base_regressor(q, qd, qdd), n, 7)

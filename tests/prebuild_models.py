@@ -6,7 +6,11 @@ cache entry's lock (robid/symbolic/cache.py). A test never depends on it: a mode
 first test that needs it, as before. Each built-in robot with its default terms (robid.model.terms.default_terms)
 and with the rigid bodies alone, the two sets the tests ask for, and the test robots of tests/data that the
 dynamics oracles derive with the rigid bodies alone (tests/test_dynamics_oracles.py). A request that fails is
-reported and left to the tests (which derive it again and fail with the whole message).
+reported and left to the tests (which derive it again and fail with the whole message). Besides, the (robot,
+terms) pairs that fast-tier tests derived themselves (:data:`FAST_TIER_REQUESTS`, measured by logging every
+derivation of a fast-tier run): other term sets of built-in robots and of the robot files of tests/data and
+benchmarks/robots. The models are submitted largest first (by joints, then terms), so that no long derivation
+starts last and runs alone on one core.
 
     python tests/prebuild_models.py [--jobs N] [ROBOT ...]
 """
@@ -21,10 +25,34 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
+ROOT = DATA.parents[1]
 #: test robots derived with the rigid bodies alone by several tests (measured: tests/test_dynamics_oracles.py and
 #: the closed-chain tests)
 DATA_ROBOTS = ("panda_gaz.urdf", "panda_gaz.yaml", "ur10e_like.urdf", "ur10e_like_wall.urdf", "merge_fixed.urdf",
                "rpr_prismatic.urdf", "rrr_mdh.yaml", "rpr_dh.yaml", "planar_2r.yaml")
+_DRIVES = ("rigid", "rotor", "viscous", "coulomb")
+_DEFAULT6 = (*_DRIVES, "offset")
+#: (robot, terms) derived inside fast-tier tests with the cache of the run (measured 2026-11-29: every derivation of
+#: a fast-tier run logged with its test; models the tests build in their own folders or caches are not here).
+#: A robot path is relative to the repository; None: the robot's default terms. A stale entry costs prebuild time,
+#: never a test.
+FAST_TIER_REQUESTS: tuple[tuple[str, tuple[str, ...] | None], ...] = (
+    ("puma560", _DRIVES),  # test_identification_nonperiodic.py
+    ("tests/data/mjcf/ur10e_arm.xml", None),  # test_mjcf_acceptance.py
+    ("tests/data/mjcf/features.xml", None),  # test_mjcf_reader.py
+    ("benchmarks/robots/stanford.yaml", ("rigid",)),  # test_operations.py
+    ("kr_heavy", ("rigid", "compensator")),  # test_elastic_static_deflection.py
+    ("kr90_elastic", ("rigid", "compensator")),  # test_elastic_assadi.py
+    ("tx200_elastic", ("rigid", "compensator")),  # test_elastic_assadi.py
+    ("tx200_3axis", ("rigid", "rotor")),  # test_dynamics_oracles.py
+    ("tx200_3axis", _DEFAULT6),  # test_excitation_gradient.py
+    ("tx200_3axis", (*_DRIVES, "compensator")),  # test_fleet_drift.py
+    ("tests/data/ur10e_like.urdf", _DEFAULT6),  # test_console_lines.py
+    ("tests/data/arm3_urdf.yaml", _DEFAULT6),  # test_export_model.py
+    ("tests/data/arm3_urdf.yaml", None),  # test_urdf_robot_file.py (with drive_coupling)
+    ("tests/data/parallelogram_2r.yaml", None),  # test_closed_chain_model.py
+    ("tests/data/fourbar_planar.yaml", None),  # test_closed_chain_model.py
+)
 
 
 def model_requests(only: list[str] | None = None) -> list[tuple[str, tuple[str, ...] | None]]:
@@ -33,9 +61,24 @@ def model_requests(only: list[str] | None = None) -> list[tuple[str, tuple[str, 
 
     requests = [(name, terms) for name in builtin_robot_names() for terms in (None, ("rigid",))]
     requests += [(str(DATA / name), ("rigid",)) for name in DATA_ROBOTS]
+    requests += [(name if name in builtin_robot_names() else str(ROOT / name), terms)
+                 for name, terms in FAST_TIER_REQUESTS]
     if only:
         requests = [r for r in requests if Path(r[0]).stem in only or Path(r[0]).name in only]
-    return requests
+    return sorted(requests, key=_size, reverse=True)  # stable: equal sizes keep their order
+
+
+def _size(request: tuple[str, tuple[str, ...] | None]) -> tuple[int, int]:
+    """(joints, terms) of a request: the order of the submissions, largest first (0 for a file that does not read:
+    its derivation fails quickly and is reported)."""
+    from robid.model.loader import read_robot
+    from robid.model.terms import default_terms
+
+    try:
+        model = read_robot(request[0])
+        return model.dof, len(request[1] if request[1] is not None else default_terms(model))
+    except Exception:  # noqa: BLE001 -- reported by derive()
+        return 0, 0
 
 
 def derive(request: tuple[str, tuple[str, ...] | None]) -> str:

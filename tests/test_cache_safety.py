@@ -297,7 +297,7 @@ CORRUPTIONS = {
     "meta.json missing": ("meta.json", Path.unlink, "meta.json missing"),
     "meta.json edited": ("meta.json", _edit_meta, "meta.json does not match its content hash"),
     "meta.json without hashes": ("meta.json", _strip_hashes, "written by an earlier robid, without content hashes"),
-    "model_c.so flipped byte": ("model_c.so", _flip_byte, "model_c.so does not match its content hash"),
+    "model_c.c flipped byte": ("model_c.c", _flip_byte, "model_c.c does not match its content hash"),
 }
 
 
@@ -315,8 +315,8 @@ def test_a_corrupt_entry_is_derived_again_with_a_note(tmp_path, template, robot_
     assert result["derived"] == 1
     assert_correct(result)
     only_the_entry(cache_dir, key)
-    if name == "model_c.so":
-        assert result["c"]  # the library compiled again is used
+    if name == "model_c.c":
+        assert result["c"]  # the library compiled from the source derived again is used
 
 
 def test_lookup_checks_every_hash_in_process(tmp_path, template, key, monkeypatch):

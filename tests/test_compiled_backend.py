@@ -1,7 +1,7 @@
 """The compiled backend (robid.symbolic.ccode, cbuild; robid.dynamics.compiled).
 
 Every built-in robot, every program the C library provides (standard and base regressor): the batched library
-built for this processor, the portable library of the cache entry and the plain per-sample C loop compiled from
+built for this processor, the portable library (built on request) and the plain per-sample C loop compiled from
 the same file (``-DROBID_SCALAR_ONLY``) agree with the generated numpy code to rounding. The numpy code evaluates
 sin/cos with libm and the program with numpy's arithmetic; the batched library with its own vector sin/cos and
 vector arithmetic (and FMA contraction where the processor has it), so the comparison is between independent
@@ -12,9 +12,9 @@ of NaN (every entry is written), aligned to 64 bytes (rows stored straight into 
 multiple of the vector width) and misaligned (through the buffer), and the 2- and 8-lane forms of the generated
 code built on this processor (``-DROBID_W``).
 
-The native library is keyed by the processor: another processor's library is never loaded, a library that
-does not match its record is built again, ``ROBID_NATIVE=0`` and ``ROBID_BACKEND=portable`` select the portable
-one.
+The native library is keyed by the processor: another processor's library is never loaded, a library (native or
+portable) that does not match its record is built again, ``ROBID_NATIVE=0`` and ``ROBID_BACKEND=portable`` select
+the portable one, which is otherwise never compiled where the native one works.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import pytest
 import robid
 from robid.dynamics.compiled import CRegressors, aligned_empty
 from robid.symbolic import cbuild
+from robid.symbolic.cache import compiled_library
 
 ROBOTS = sorted(p.stem for p in (Path(robid.__file__).parent / "model" / "robots").glob("*.yaml"))
 PROGRAMS = ("regressor", "base_regressor")
@@ -125,7 +126,7 @@ def test_every_compiled_form_agrees_with_the_numpy_code(built_in, name, tmp_path
     dof, widths = robot.dof, (len(robot.parameter_names), len(robot.base_parameters().names))
     libraries = {
         "loaded": robot._c,
-        "portable": CRegressors(folder / "model_c.so", dof, *widths),
+        "portable": CRegressors(compiled_library(folder, folder.name, "portable"), dof, *widths),
         "scalar": CRegressors(_scalar_library(folder, tmp_path), dof, *widths),
     }
     stream_n = STREAM_BYTES // (8 * dof * min(widths)) + 3  # the smaller program also streams
@@ -227,24 +228,26 @@ def test_another_processors_library_is_never_loaded(private_entry, monkeypatch):
 
 
 @needs_cc
-def test_a_native_library_that_does_not_match_its_record_is_built_again(private_entry, monkeypatch, caplog):
+@pytest.mark.parametrize("kind", ["native", "portable"])
+def test_a_library_that_does_not_match_its_record_is_built_again(private_entry, monkeypatch, caplog, kind):
     """A library built on first use (not among the entry's hashed files) is checked against its own record; the
-    one built with the entry is also in meta.json, so that its corruption makes the entry corrupt
-    (test_cache_safety.py)."""
-    if cbuild.native_stem() is None:
+    entry's source ``model_c.c`` and the library built with the entry are hashed with it (test_cache_safety.py)."""
+    if kind == "native" and cbuild.native_stem() is None:
         pytest.skip("no native build on this machine")
     monkeypatch.setattr(cbuild, "cpu_key", lambda: "fedcba9876543210")
-    name = cbuild.native_stem()
+    if kind == "portable":
+        monkeypatch.setenv("ROBID_BACKEND", "portable")
+    name = cbuild.library_stem(kind)
     _fresh_load()  # builds it
     so = private_entry / f"{name}.so"
     data = bytearray(so.read_bytes())
     data[len(data) // 2] ^= 0xFF
     (private_entry / "changed").write_bytes(bytes(data))
     (private_entry / "changed").replace(so)  # a new file: the library loaded in this process stays mapped intact
-    assert cbuild.checked_native(private_entry)[1] == f"{name}.so does not match the hash in {name}.json"
+    assert cbuild.checked_library(private_entry, kind)[1] == f"{name}.so does not match the hash in {name}.json"
     r = _fresh_load()
-    assert f"native library {name}.so does not match the hash in {name}.json: building it again" in caplog.text
-    assert r._c.native and cbuild.checked_native(private_entry)[0] == r._c.path
+    assert f"{kind} library {name}.so does not match the hash in {name}.json: building it again" in caplog.text
+    assert r._c.native == (kind == "native") and cbuild.checked_library(private_entry, kind)[0] == r._c.path
 
 
 @needs_cc
@@ -252,7 +255,29 @@ def test_a_native_library_that_does_not_match_its_record_is_built_again(private_
 def test_the_portable_library_on_request(private_entry, monkeypatch, env):
     monkeypatch.setenv(*env)
     r = _fresh_load()
-    assert not r._c.native and r._c.path.name == "model_c.so"
+    assert not r._c.native and r._c.path.name == f"{cbuild.portable_stem()}.so"
+
+
+@needs_cc
+def test_the_portable_library_is_not_compiled_where_the_native_one_works(private_entry, monkeypatch):
+    """The portable library is built only when the native one cannot be had: a load on a processor with a native
+    library compiles nothing else; one where the native build fails falls back to a portable library built then."""
+    if cbuild.native_stem() is None:
+        pytest.skip("no native build on this machine")
+    monkeypatch.setattr(cbuild, "cpu_key", lambda: "00112233445566aa")  # a processor without a library yet
+    r = _fresh_load()
+    assert r._c.native
+    assert sorted(p.name for p in private_entry.glob("*portable*")) == []
+    real_build = cbuild.build
+
+    def native_fails(c_path, so_path, flags):
+        return False if "-march=native" in flags else real_build(c_path, so_path, flags)
+
+    monkeypatch.setattr(cbuild, "cpu_key", lambda: "00112233445566bb")  # another processor, whose build fails
+    monkeypatch.setattr(cbuild, "build", native_fails)
+    r = _fresh_load()
+    assert not r._c.native and r._c.path.name == f"{cbuild.portable_stem()}.so"
+    assert cbuild.checked_library(private_entry, "portable")[0] == r._c.path
 
 
 @needs_cc

@@ -1,10 +1,11 @@
 """Evaluation backends of the generated regressors: the numpy module (always) and the optional C library.
 
-``ROBID_BACKEND=numpy`` forces the numpy code, ``ROBID_BACKEND=portable`` the entry's portable library;
-otherwise the library built for this processor (``model_c-native-<cpu>.so``, robid.symbolic.cbuild, built on
-first use when missing, checked against its record) is used, else the portable ``model_c.so`` of the cache entry
-(its content hash is checked with the entry's, robid.symbolic.cache). A library that does not load falls back to
-the next with a note, the last to numpy. Both backends take (N, dof) arrays and return (N, dof, columns).
+``ROBID_BACKEND=numpy`` forces the numpy code, ``ROBID_BACKEND=portable`` the portable library; otherwise the
+library built for this processor (``model_c-native-<cpu>.so``), else the portable one
+(``model_c-portable-<machine>.so``), each built from the cache entry's ``model_c.c`` on first use and checked
+against its record (robid.symbolic.cbuild, robid.symbolic.cache.compiled_library): the portable library is only
+compiled where the native one cannot be built or loaded. A library that does not load falls back to the next
+with a note, the last to numpy. Both backends take (N, dof) arrays and return (N, dof, columns).
 """
 
 from __future__ import annotations
@@ -73,22 +74,17 @@ def aligned_empty(shape, alignment: int = 64) -> np.ndarray:
 def load_c_backend(folder: Path, dof: int, n_standard: int, n_base: int) -> CRegressors | None:
     """The compiled regressors of the valid cache entry ``folder`` (module docstring), or None: the numpy code."""
     backend = os.environ.get("ROBID_BACKEND", "").strip().lower()
-    portable = folder / "model_c.so"
-    if backend == "numpy" or not portable.exists():
+    if backend == "numpy" or not (folder / "model_c.c").exists():
         return None
-    candidates = []
-    if backend != "portable":
-        from robid.symbolic.cache import native_library
+    from robid.symbolic.cache import compiled_library
 
-        native = native_library(folder, folder.name)
-        if native is not None:
-            candidates.append((native, True))
-    candidates.append((portable, False))
-    for path, native in candidates:
+    for kind in ("portable",) if backend == "portable" else ("native", "portable"):
+        path = compiled_library(folder, folder.name, kind)  # the portable one is built only when reached
+        if path is None:
+            continue
         try:
-            return CRegressors(path, dof, n_standard, n_base, native=native)
+            return CRegressors(path, dof, n_standard, n_base, native=kind == "native")
         except (OSError, AttributeError) as e:  # not loadable here, or a function missing
-            _log.warning(
-                f"{path}: C library not usable ({e}); using the {'portable library' if native else 'numpy code'}"
-            )
+            following = "the portable library" if kind == "native" and backend != "portable" else "the numpy code"
+            _log.warning(f"{path}: C library not usable ({e}); using {following}")
     return None

@@ -1,13 +1,16 @@
 """On-disk cache of generated code, keyed by a hash of everything the derivation depends on.
 
 Location: ``$ROBID_CACHE_DIR`` if set, else ``~/.cache/robid``. One folder per key holding ``model.py``
-(numpy functions), ``exact.py`` (rational evaluator), ``meta.json`` and, when a C compiler works, ``model_c.c``,
-the portable ``model_c.so`` and the libraries built for one processor each, ``model_c-native-<cpu>.so`` with their
-records ``model_c-native-<cpu>.json`` (robid.symbolic.cbuild: ``<cpu>`` hashes the processor's feature flags and
-the compiler, so that a library never runs on a processor it was not built for). The deriving process builds
-its processor's library with the entry; a process on another processor builds its own on first use
-(:func:`native_library`, under the lock ``<key>-<native name>``), next to the entry's files and checked against
-its own record, not ``meta.json``.
+(numpy functions), ``exact.py`` (rational evaluator), ``meta.json`` and, when there is C code, its source
+``model_c.c`` and the libraries compiled from it (robid.symbolic.cbuild), each with a record of its sha256:
+``model_c-native-<cpu>.so`` for a processor (``<cpu>`` hashes the processor's feature flags and the compiler, so
+that a library never runs on a processor it was not built for) and, only where no native library can be had, the
+portable ``model_c-portable-<machine>.so``. The deriving process builds its processor's library with the entry
+(so it is among the entry's hashed files too); any other library is built on first use (:func:`compiled_library`,
+under the lock ``<key>-<library name>``) and checked against its own record, not ``meta.json``. Generator 13
+changed the layout (up to 12 the entry also held a portable ``model_c.so``, compiled with every derivation and not
+loaded where the native library worked): the generator is part of the key, so an older entry is never read by
+this robid (nor a newer one by an older robid), and the model is derived again under the new key.
 
 The cache is safe to share between processes, on one machine or on a shared file system:
 
@@ -61,7 +64,8 @@ from robid.symbolic.cbuild import sha256
 
 _log = logging.getLogger(__name__)
 
-GENERATOR_VERSION = "12"  # 9-10: batched C, native libraries per processor; 11-12: rows transposed in registers
+GENERATOR_VERSION = "13"  # 9-10: batched C, native libraries per processor; 11-12: rows transposed in registers;
+# 13: no portable library in the entry (built on demand)
 
 _REQUIRED_FILES = ("model.py", "exact.py")
 _NO_HASHES = "written by an earlier robid, without content hashes"
@@ -238,8 +242,9 @@ def _discard(folder: Path) -> None:
 
 
 def write_entry(key: str, files: dict[str, str], c_source: str | None = None) -> Path:
-    """Write the entry's files (and, when a C compiler works, ``model_c.so``), record their hashes in
-    ``meta.json`` (written last) and rename the folder into place. Call it holding :func:`entry_lock`."""
+    """Write the entry's files (and the C source ``model_c.c`` of ``c_source`` with this processor's library; any
+    other library is built on first use, :func:`compiled_library`), record their hashes in ``meta.json`` (written
+    last) and rename the folder into place. Call it holding :func:`entry_lock`."""
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     for path in remove_stale_temporaries(root):  # what killed writers left (robid/symbolic/cache_temporaries.py)
@@ -252,9 +257,10 @@ def write_entry(key: str, files: dict[str, str], c_source: str | None = None) ->
             if name != "meta.json":
                 (tmp / name).write_text(text)
         if c_source is not None:
-            from robid.symbolic.cbuild import compile_shared
+            from robid.symbolic.cbuild import build_native, write_source
 
-            compile_shared(c_source, tmp)
+            write_source(c_source, tmp)
+            build_native(tmp)  # this processor's library, with the entry (a waiting process then waits once)
         meta = json.loads(files.get("meta.json", "{}"))
         meta["files"] = {p.name: sha256(p) for p in sorted(tmp.iterdir()) if p.name != "meta.json"}
         meta["meta_sha256"] = _meta_hash(meta)
@@ -266,31 +272,32 @@ def write_entry(key: str, files: dict[str, str], c_source: str | None = None) ->
     return final
 
 
-def native_library(folder: Path, key: str) -> Path | None:
-    """This processor's library of the valid entry ``folder`` (key ``key``), built on first use; None when native
-    libraries are off or impossible here (no compiler, no processor identity, a read-only cache, a failed build):
-    the portable ``model_c.so`` then serves. A library that does not match its record is reported and built
+def compiled_library(folder: Path, key: str, kind: str = "native") -> Path | None:
+    """The ``kind`` library (``"native"``: this processor's; ``"portable"``) of the valid entry ``folder`` (key
+    ``key``), built on first use; None when there is no such library here (native libraries off or impossible, no
+    compiler, a read-only cache, a failed build). A library that does not match its record is reported and built
     again."""
     from robid.symbolic import cbuild
 
-    name = cbuild.native_stem()
+    name = cbuild.library_stem(kind)
     if name is None or not (folder / "model_c.c").exists():
         return None
-    so, problem = cbuild.checked_native(folder)
+    so, problem = cbuild.checked_library(folder, kind)
     if so is not None:
         return so
     try:
         with entry_lock(f"{key}-{name}"):
-            so, problem = cbuild.checked_native(folder)  # built meanwhile by a process that held the lock
+            so, problem = cbuild.checked_library(folder, kind)  # built meanwhile by a process that held the lock
             if so is not None:
                 return so
             if problem is not None:
-                _log.warning(f"{folder}: native library {problem}: building it again")
+                _log.warning(f"{folder}: {kind} library {problem}: building it again")
             remove_stale_temporaries(folder.parent)  # a killed build's files
-            with progress.stage(f"compiling the C regressors for this processor ({name})", _log):
-                return cbuild.build_native(folder)
+            target = "this processor" if kind == "native" else "any processor"
+            with progress.stage(f"compiling the C regressors for {target} ({name})", _log):
+                return cbuild.build_library(folder, kind)
     except (OSError, RobidInputError) as e:  # a read-only or full cache, a lock not obtained in time
-        _log.info(f"{folder}: no native library ({e}); the portable one serves")
+        _log.info(f"{folder}: no {kind} library ({e})")
         return None
 
 

@@ -1,7 +1,7 @@
 """Temporary files and folders of the derivation cache, and the clean-up of those a killed process left behind.
 
 A cache entry is written under a temporary name and renamed into place (robid/symbolic/cache.py), and so is a
-processor's native library (robid/symbolic/cbuild.py). A process killed meanwhile (kill -9, out of memory, a
+compiled library (robid/symbolic/cbuild.py). A process killed meanwhile (kill -9, out of memory, a
 lost Dask worker) leaves its temporary behind: a folder of several hundred kB while the C compiler ran. The
 names say whose they are -- ``.<stem>-<pid>-<...>-h<host tag>`` with the owner's process id and a tag of its
 host -- so that :func:`remove_stale_temporaries` can remove them:

@@ -1,18 +1,23 @@
-"""Compiling the generated C (robid.symbolic.ccode) into shared libraries: the portable library of a cache entry
-and the libraries built for one processor (``-march=native``).
+"""Compiling the generated C (robid.symbolic.ccode) into shared libraries, each built on first use next to the
+cache entry's source ``model_c.c``: the one for this processor and, only when that one cannot be had, the portable
+one.
 
 No sympy here: a process that finds its cache entry loads (and, on a new processor, builds) the library without
 the symbolic stack.
 
-- **Portable** (``model_c.so``, part of the entry and of its content hashes): ``-O3 -fno-math-errno``, the
-  compiler's default target, so it runs on every processor of the architecture.
 - **Native** (``model_c-native-<cpu>.so``): ``-march=native`` adds the processor's vector units (AVX2 and FMA, or
   AVX-512, where the batched functions use them). ``<cpu>`` is a hash of :func:`cpu_identity` (the compiler and
   its version, the architecture, the processor's model and every feature flag of ``/proc/cpuinfo``), so a shared
   cache never hands a library to a processor it was not built for: another processor finds no library under its
-  own name and builds one. Each native library has a record ``model_c-native-<cpu>.json`` (its sha256 and the
-  identity it was built for) written after it; a library whose hash does not match its record is not loaded.
-  ``ROBID_NATIVE=0`` turns native libraries off (the portable one serves).
+  own name and builds one. ``ROBID_NATIVE=0`` turns native libraries off.
+- **Portable** (``model_c-portable-<machine>.so``): ``-O3 -fno-math-errno``, the compiler's default target, any
+  processor of the architecture ``<machine>``. Built only when it is asked for (``ROBID_BACKEND=portable``) or
+  when no native library can be built or loaded (native libraries off, no processor identity, a failed build): a
+  process whose native library works never compiles it (before generator 13 the entry carried it, built with
+  the entry and never loaded where the native one worked: half of every derivation's compiling).
+
+Each library has a record ``<name>.json`` (its sha256, flags and, for a native one, the identity it was built
+for) written after it; a library whose hash does not match its record is not loaded.
 
 Every build is IEEE arithmetic: no ``-ffast-math`` (``-fno-math-errno`` only lets sqrt vectorise). When the
 batched source does not compile (a compiler without vector extensions), it is built in its scalar form
@@ -26,14 +31,14 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
-import threading
 from pathlib import Path
 
 #: flags of every build: IEEE arithmetic (no fast-math); errno not set by sqrt, so that sqrt vectorises
 COMMON_FLAGS = ("-O3", "-fno-math-errno", "-fPIC", "-shared")
-#: the library of a cache entry: the compiler's default target, any processor of the architecture
+#: the portable library: the compiler's default target, any processor of the architecture
 PORTABLE_FLAGS = COMMON_FLAGS
 #: a library for this processor only (named by :func:`cpu_key`)
 NATIVE_FLAGS = (*COMMON_FLAGS, "-march=native")
@@ -68,20 +73,11 @@ def build(c_path: Path, so_path: Path, flags) -> bool:
     return False
 
 
-def compile_shared(source: str, folder: Path, stem: str = "model_c") -> Path | None:
-    """Write ``folder/<stem>.c``, compile the portable ``folder/<stem>.so`` and, in parallel, this processor's
-    native library (:func:`build_native`); the portable library's path, None (and no library) when no compiler
-    works."""
+def write_source(source: str, folder: Path, stem: str = "model_c") -> Path:
+    """Write the C source ``folder/<stem>.c`` (part of the cache entry; its libraries are built on first use)."""
     c_path = folder / f"{stem}.c"
-    so_path = folder / f"{stem}.so"
     c_path.write_text("#include <math.h>\n\n" + source)
-    native = threading.Thread(target=build_native, args=(folder, stem), name="robid-native-build", daemon=True)
-    native.start()  # the compiler runs in its own process: the two builds overlap on two cores
-    try:
-        ok = build(c_path, so_path, PORTABLE_FLAGS)
-    finally:
-        native.join()
-    return so_path if ok else None
+    return c_path
 
 
 @functools.lru_cache(maxsize=1)
@@ -129,6 +125,19 @@ def native_stem(stem: str = "model_c") -> str | None:
     return f"{stem}-native-{key}" if key else None
 
 
+def portable_stem(stem: str = "model_c") -> str:
+    """``<stem>-portable-<machine>``: the architecture in the name, so that a cache shared between architectures
+    never hands one architecture's library to another."""
+    machine = re.sub(r"[^A-Za-z0-9_]", "_", platform.machine()) or "unknown"
+    return f"{stem}-portable-{machine}"
+
+
+def library_stem(kind: str, stem: str = "model_c") -> str | None:
+    """The name (without suffix) of the ``kind`` library, ``"native"`` or ``"portable"``; None: no such library
+    here."""
+    return native_stem(stem) if kind == "native" else portable_stem(stem)
+
+
 def sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -137,10 +146,10 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def checked_native(folder: Path, stem: str = "model_c") -> tuple[Path | None, str | None]:
-    """``(library, None)`` when this processor's library exists and matches its record; ``(None, None)`` when there
-    is none; ``(None, what)`` when it is corrupt."""
-    name = native_stem(stem)
+def checked_library(folder: Path, kind: str, stem: str = "model_c") -> tuple[Path | None, str | None]:
+    """``(library, None)`` when the ``kind`` library (``"native"``, ``"portable"``) exists and matches its record;
+    ``(None, None)`` when there is none; ``(None, what)`` when it is corrupt."""
+    name = library_stem(kind, stem)
     if name is None:
         return None, None
     so, record = folder / f"{name}.so", folder / f"{name}.json"
@@ -156,21 +165,29 @@ def checked_native(folder: Path, stem: str = "model_c") -> tuple[Path | None, st
     return (so, None) if ok else (None, f"{so.name} does not match the hash in {record.name}")
 
 
-def build_native(folder: Path, stem: str = "model_c") -> Path | None:
-    """Compile ``folder/<stem>.c`` for this processor into ``folder/<native stem>.so`` and write its record
-    ``<native stem>.json``; both go under temporary names first and are renamed into place, the record last.
-    None when native libraries are off or the build fails (the portable library then serves)."""
-    name = native_stem(stem)
+def checked_native(folder: Path, stem: str = "model_c") -> tuple[Path | None, str | None]:
+    """:func:`checked_library` of this processor's library."""
+    return checked_library(folder, "native", stem)
+
+
+def build_library(folder: Path, kind: str, stem: str = "model_c") -> Path | None:
+    """Compile ``folder/<stem>.c`` into the ``kind`` library ``folder/<name>.so`` (:func:`library_stem`) and write
+    its record ``<name>.json``; both go under temporary names first and are renamed into place, the record last.
+    None when there is no such library here or the build fails."""
+    name = library_stem(kind, stem)
     if name is None:
         return None
     from robid.symbolic.cache_temporaries import temporary_name
 
     tag = temporary_name(name)  # owner process and host in the name: a killed build's files are swept
     tmp_so, tmp_record = folder / f"{tag}.so", folder / f"{tag}.json"
+    flags = NATIVE_FLAGS if kind == "native" else PORTABLE_FLAGS
     try:
-        if not build(folder / f"{stem}.c", tmp_so, NATIVE_FLAGS):
+        if not build(folder / f"{stem}.c", tmp_so, flags):
             return None
-        record = {"sha256": sha256(tmp_so), "flags": list(NATIVE_FLAGS), "cpu": json.loads(cpu_identity())}
+        record = {"sha256": sha256(tmp_so), "flags": list(flags), "machine": platform.machine()}
+        if kind == "native":
+            record["cpu"] = json.loads(cpu_identity())
         tmp_record.write_text(json.dumps(record, indent=1))
         os.replace(tmp_so, folder / f"{name}.so")
         os.replace(tmp_record, folder / f"{name}.json")
@@ -180,3 +197,8 @@ def build_native(folder: Path, stem: str = "model_c") -> Path | None:
         tmp_so.unlink(missing_ok=True)
         tmp_record.unlink(missing_ok=True)
     return folder / f"{name}.so"
+
+
+def build_native(folder: Path, stem: str = "model_c") -> Path | None:
+    """:func:`build_library` of this processor's library."""
+    return build_library(folder, "native", stem)
