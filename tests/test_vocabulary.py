@@ -126,8 +126,6 @@ _NOT_THE_VOCABULARY = {
     # the names of the estimator functions robid.estimation exports (``from robid.estimation import wls``)
     ("robid/estimation/__init__.py", '"wls",'),
     ("robid/estimation/estimators.py", '__all__ = ["EstimationResult", "estimate", "irls", "ols", "wls"]'),
-    # robid/payload is being reworked on another branch; its one comparison moves to robid.defaults.PERIODIC there
-    ("robid/payload/data.py", 'a.mode == "periodic" and b.mode == "periodic"'),
 }
 
 

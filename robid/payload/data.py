@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robid.defaults import PERIODIC
 from robid.errors import RobidInputError, RobidOptionError
 from robid.estimation.correlated import RowBlock, RowCorrelation
 from robid.io.measurement_file import read_measurement
@@ -114,7 +115,7 @@ def time_shift(loaded: ProcessedSignals, unloaded: ProcessedSignals) -> float:
 
 def _common_period(a: ProcessedSignals, b: ProcessedSignals) -> float | None:
     """The period both runs were averaged over (periodic paths), else None."""
-    if a.mode == "periodic" and b.mode == "periodic" and a.period and b.period:
+    if a.mode == PERIODIC and b.mode == PERIODIC and a.period and b.period:
         if abs(a.period - b.period) > 1e-6 * a.period:
             raise RobidOptionError("unloaded", f"the runs have different periods ({a.period:g} s loaded, "
                                   f"{b.period:g} s unloaded): they must run the same trajectory")
