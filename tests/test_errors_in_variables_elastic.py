@@ -46,6 +46,19 @@ def _harmonic_noise(rng, variance: float, draws: int):
             for order in range(3)]
 
 
+def _regressor_noise_draws(robot, states, processed, variances, rng, draws: int, W: np.ndarray) -> np.ndarray:
+    """D (draws, M, rows, nb): the change of the elastic layout's rows when the link and motor encoders' noise
+    (flat harmonic ``variances`` over BAND) is added to the states and passed to the velocities and accelerations
+    through the same harmonics -- the rows rebuilt from the noisy states, independently of robid's Jacobians."""
+    nq, nt = (_harmonic_noise(rng, v, draws) for v in variances)
+    noisy = [np.concatenate(states[i] + nq[i]) for i in range(3)] + [np.concatenate(states[3 + i] + nt[i])
+                                                                      for i in range(3)]
+    tiled = SimpleNamespace(**{**vars(processed), "q": noisy[0], "qd": noisy[1], "qdd": noisy[2], "theta": noisy[3],
+                               "thetad": noisy[4], "thetadd": noisy[5], "tau": np.zeros_like(noisy[0]),
+                               "keep": np.ones(noisy[0].shape, dtype=bool)})
+    return elastic_rows(robot, tiled, "mc")[0].reshape(draws, M, W.shape[1], W.shape[2]) - W[None]
+
+
 def _processed(states, q_var: float, theta_var: float):
     """Processed signals of one averaged period with these states and the noise levels of flat harmonic
     variances (V_n = sum_h 2 (h omega)^(2n) var: the variance of the n-th derivative, written from the definition
@@ -81,14 +94,7 @@ def test_elastic_noise_gram_matches_a_monte_carlo_of_both_encoders():
 
     rng = np.random.default_rng(3)
     draws = 3000
-    nq, nt = _harmonic_noise(rng, q_var, draws), _harmonic_noise(rng, theta_var, draws)
-    noisy = [np.concatenate(states[i] + nq[i]) for i in range(3)] + [np.concatenate(states[3 + i] + nt[i])
-                                                                      for i in range(3)]
-    tiled = SimpleNamespace(**{**vars(processed), "q": noisy[0], "qd": noisy[1], "qdd": noisy[2], "theta": noisy[3],
-                               "thetad": noisy[4], "thetadd": noisy[5], "tau": np.zeros_like(noisy[0]),
-                               "keep": np.ones(noisy[0].shape, dtype=bool)})
-    W_noisy = elastic_rows(robot, tiled, "mc")[0].reshape(draws, M, W.shape[1], W.shape[2])
-    D = (W_noisy - W[None]) * keep[None, :, :, None]
+    D = _regressor_noise_draws(robot, states, processed, (q_var, theta_var), rng, draws, W) * keep[None, :, :, None]
     monte_carlo = np.einsum("dtrp,dtrq->rpq", D, D) / draws
 
     scale = np.sqrt(np.einsum("rpp->rp", monte_carlo))
@@ -207,13 +213,7 @@ def test_noise_model_meat_is_the_covariance_of_the_estimating_equation_over_enco
 
     rng = np.random.default_rng(11)
     draws = 600
-    nq, nt = _harmonic_noise(rng, q_var, draws), _harmonic_noise(rng, theta_var, draws)
-    noisy = [np.concatenate(states[i] + nq[i]) for i in range(3)] + [np.concatenate(states[3 + i] + nt[i])
-                                                                      for i in range(3)]
-    tiled = SimpleNamespace(**{**vars(processed), "q": noisy[0], "qd": noisy[1], "qdd": noisy[2], "theta": noisy[3],
-                               "thetad": noisy[4], "thetadd": noisy[5], "tau": np.zeros_like(noisy[0]),
-                               "keep": np.ones(noisy[0].shape, dtype=bool)})
-    D = (elastic_rows(robot, tiled, "mc")[0].reshape(draws, M, 4, W0.shape[2]) - W0[None]) * keep[None, :, :, None]
+    D = _regressor_noise_draws(robot, states, processed, (q_var, theta_var), rng, draws, W0) * keep[None, :, :, None]
     eps = rng.normal(scale=tau_std, size=(draws, M, 4)) * torque_rows * keep
     psi = np.einsum("r,trp,dtr->dp", weights**2, W0, eps - D @ beta)
     gram = regressor_noise_gram(robot, dataset, "all")
