@@ -5,7 +5,8 @@ A :class:`RobidInputError` is a user mistake (bad file, bad field, bad option): 
 
 A :class:`RobidOptionError` is a bad option *value* found by the library, named by the option's field
 (``method``) rather than by how a front end spells it: the command line words it ``--method``, a campaign file
-``campaign.yaml: identification.method`` (robid.requests.Where). The library never names a command-line flag.
+``campaign.yaml: identification.method`` (robid.requests.Where). No error the library raises names a
+command-line flag (tests/test_requests.py).
 """
 
 from __future__ import annotations
