@@ -65,22 +65,13 @@ def regressor_noise_gram(robot, dataset: DataSet, torque_band: str) -> np.ndarra
         )
     if robot.motor_joints:
         return _elastic_gram(robot, dataset)
-    q = np.asarray(processed.q, dtype=float)
-    n, dof = q.shape
     s = np.asarray(processed.noise.qdd_std_processed, dtype=float)
-    base = robot.base_parameters()
-    zero = np.zeros_like(q)
-    Y0 = base.regressor(q, zero, zero)
-    keep = np.asarray(processed.keep, dtype=bool)
-    nb = Y0.shape[2]
-    gram = np.zeros((dof, nb, nb))
-    for k in range(dof):
-        if not (np.isfinite(s[k]) and s[k] > 0):
-            continue
-        unit = zero.copy()
-        unit[:, k] = 1.0
-        J = (base.regressor(q, zero, unit) - Y0) * keep[:, :, None]
-        gram += s[k] ** 2 * np.einsum("tjp,tjq->jpq", J, J)
+    nb = len(robot.base_parameters().names)
+    gram = np.zeros((robot.dof, nb, nb))
+    for _encoder, k, derivatives in encoder_derivatives(robot, processed, np.asarray(processed.keep, dtype=bool)):
+        if np.isfinite(s[k]) and s[k] > 0:
+            J = derivatives()[2]
+            gram += s[k] ** 2 * np.einsum("tjp,tjq->jpq", J, J)
     return gram
 
 
@@ -99,19 +90,48 @@ def _elastic_gram(robot, dataset: DataSet) -> np.ndarray:
             for v in (noise.q_std_processed, noise.qd_std_processed, noise.qdd_std_processed)]
     motor = [np.square(np.asarray(v, dtype=float))
              for v in (noise.theta_std_processed, noise.thetad_std_processed, noise.thetadd_std_processed)]
-    evaluate = drive_row_regressor(robot)
-    states = [np.asarray(x, dtype=float) for x in (processed.q, processed.qd, processed.qdd, processed.theta,
-                                                     processed.thetad, processed.thetadd)]
     nb = dataset.W.shape[2]
     gram = np.zeros((rows, nb, nb))
-    for encoder, variances in ((0, link), (3, motor)):
-        joints = range(robot.dof) if encoder == 0 else robot.motor_joints
-        for k in joints:
-            v0, v1, v2 = (float(v[k]) if np.isfinite(v[k]) else 0.0 for v in variances)
-            A, B, C = (regressor_derivative(evaluate, states, encoder + order, k, keep) for order in range(3))
-            AC = _gram(A, C)
-            gram += v0 * _gram(A, A) + v1 * _gram(B, B) + v2 * _gram(C, C) - v1 * (AC + AC.transpose(0, 2, 1))
+    for encoder, k, derivatives in encoder_derivatives(robot, processed, keep):
+        variances = link if encoder == LINK_ENCODER else motor
+        v0, v1, v2 = (float(v[k]) if np.isfinite(v[k]) else 0.0 for v in variances)
+        A, B, C = (derivatives()[order] for order in range(3))
+        AC = _gram(A, C)
+        gram += v0 * _gram(A, A) + v1 * _gram(B, B) + v2 * _gram(C, C) - v1 * (AC + AC.transpose(0, 2, 1))
     return gram
+
+
+#: the first state channel of each encoder in :func:`encoder_derivatives` (q, qd, qdd; theta, thetad, thetadd)
+LINK_ENCODER, MOTOR_ENCODER = 0, 3
+
+
+def encoder_derivatives(robot, processed, keep: np.ndarray):
+    """(encoder, joint k, () -> {order: dW/dx^(order) (N, rows, nb)}) per encoder of every joint, zero on rows not
+    in ``keep``: the elastic layout's link and motor encoders with the position, velocity and acceleration
+    derivatives of its rows (:func:`regressor_derivative`); the rigid layout's link encoders with the acceleration
+    only (unit accelerations, the regressor being linear in them). The derivatives are computed when asked for.
+    Shared by the noise Gram (here) and the noise model's meat (robid.identification.regressor_noise_meat)."""
+    if robot.motor_joints:
+        evaluate = drive_row_regressor(robot)
+        states = [np.asarray(x, dtype=float) for x in (processed.q, processed.qd, processed.qdd, processed.theta,
+                                                         processed.thetad, processed.thetadd)]
+        for encoder, joints in ((LINK_ENCODER, range(robot.dof)), (MOTOR_ENCODER, robot.motor_joints)):
+            for k in joints:
+                yield encoder, k, (lambda encoder=encoder, k=k: {
+                    order: regressor_derivative(evaluate, states, encoder + order, k, keep) for order in range(3)})
+        return
+    base = robot.base_parameters()
+    q = np.asarray(processed.q, dtype=float)
+    zero = np.zeros_like(q)
+    at_rest = base.regressor(q, zero, zero)
+
+    def acceleration(k: int) -> dict:
+        unit = zero.copy()
+        unit[:, k] = 1.0
+        return {2: (base.regressor(q, zero, unit) - at_rest) * keep[:, :, None]}
+
+    for k in range(robot.dof):
+        yield LINK_ENCODER, k, (lambda k=k: acceleration(k))
 
 
 def _gram(X: np.ndarray, Z: np.ndarray) -> np.ndarray:

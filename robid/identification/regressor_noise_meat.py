@@ -37,7 +37,7 @@ import numpy as np
 
 from robid.defaults import PERIODIC
 from robid.identification.datasets import DataSet
-from robid.identification.regressor_noise import drive_row_regressor, regressor_derivative
+from robid.identification.regressor_noise import LINK_ENCODER, MOTOR_ENCODER, encoder_derivatives
 
 
 def noise_model_meat(robot, sets: Sequence[DataSet], W: np.ndarray, beta: np.ndarray,
@@ -83,42 +83,18 @@ def _encoder_meat(robot, dataset: DataSet, W: np.ndarray, w2: np.ndarray, beta: 
     signed = np.fft.fftfreq(m, 1.0 / m)
     omega = 2.0 * np.pi / processed.period
     meat = np.zeros((nb, nb))
-    for spectrum, derivatives in _encoders(robot, processed, keep):
-        bins = np.asarray(spectrum, dtype=float)[np.abs(signed).astype(int)]
+    noise = processed.noise
+    spectra = {LINK_ENCODER: noise.spectrum_q_processed, MOTOR_ENCODER: noise.spectrum_theta_processed}
+    for encoder, k, derivatives in encoder_derivatives(robot, processed, keep):
+        if spectra[encoder] is None:
+            continue
+        bins = np.asarray(spectra[encoder], dtype=float)[:, k][np.abs(signed).astype(int)]
         if not np.any(bins > 0):
             continue
         F = np.zeros((m, nb), dtype=complex)
-        for order, G in derivatives():
+        for order, G in derivatives().items():
             Z = np.einsum("r,trp,tr->tp", w2, W, G @ beta)
             F += ((1j * signed * omega) ** order)[:, None] * (m * np.fft.ifft(Z, axis=0))
         meat += np.real((F.conj().T * bins) @ F)
     return meat
 
-
-def _encoders(robot, processed, keep: np.ndarray):
-    """(noise spectrum per one-sided harmonic, () -> [(order, G_order (N, rows, nb))]) per encoder of each joint:
-    the elastic layout's link and motor encoders with their position, velocity and acceleration derivatives; the
-    rigid layout's link encoders with the acceleration only (as robid.identification.regressor_noise's Gram)."""
-    noise = processed.noise
-    if robot.motor_joints:
-        evaluate = drive_row_regressor(robot)
-        states = [np.asarray(x, dtype=float) for x in (processed.q, processed.qd, processed.qdd, processed.theta,
-                                                         processed.thetad, processed.thetadd)]
-        sources = [(0, noise.spectrum_q_processed, range(robot.dof))]
-        if noise.spectrum_theta_processed is not None:
-            sources.append((3, noise.spectrum_theta_processed, robot.motor_joints))
-        for channel, spectrum, joints in sources:
-            for k in joints:
-                yield np.asarray(spectrum)[:, k], (
-                    lambda channel=channel, k=k: [(a, regressor_derivative(evaluate, states, channel + a, k, keep))
-                                                  for a in range(3)])
-        return
-    base = robot.base_parameters()
-    q = np.asarray(processed.q, dtype=float)
-    zero = np.zeros_like(q)
-    for k in range(robot.dof):
-        def acceleration(k=k):
-            unit = zero.copy()
-            unit[:, k] = 1.0
-            return [(2, (base.regressor(q, zero, unit) - base.regressor(q, zero, zero)) * keep[:, :, None])]
-        yield np.asarray(noise.spectrum_q_processed)[:, k], acceleration
