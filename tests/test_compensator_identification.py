@@ -1,4 +1,4 @@
-"""Balancer identification: spring recovery with wrong nominal values, TX200 collinearity flag, gas-cylinder
+"""Compensator identification: spring recovery with wrong nominal values, TX200 collinearity flag, gas-cylinder
 nonlinear refinement, KR300 counterbalance pressure from real data (docs/compensator.md).
 
 Virtual robots are rigid copies of the built-in files (elastic joints removed: the identification model is
@@ -20,7 +20,7 @@ import yaml
 import robid
 from robid.defaults import DEFAULT_MIN_SPEED
 from robid.estimation import estimate, torque_metrics
-from robid.estimation.balancer import (
+from robid.estimation.compensator import (
     collinearity_report,
     fix_parameters,
     gas_cylinder_column,
@@ -29,7 +29,7 @@ from robid.estimation.balancer import (
 )
 from robid.excitation.fourier import FourierTrajectory
 from robid.identification import IdentificationOptions, run_identification
-from robid.identification.balancer_analysis import (
+from robid.identification.compensator_analysis import (
     compensator_report,
     default_gas_bounds,
     fix_result_parameters,
@@ -46,7 +46,7 @@ from robid.simulation import CompensatorTorques, SensorSettings, simulate
 ROBOTS = Path(robid.__file__).resolve().parent / "model" / "robots"
 ROOT = Path(__file__).resolve().parents[1]
 G = 9.81
-# TX200 balancer (robot file): A at L = 0.5 m above axis 2, B at r = 0.2 m along the upper arm
+# TX200 compensator (robot file): A at L = 0.5 m above axis 2, B at r = 0.2 m along the upper arm
 L_TX, R_TX, K_TX, X0_TX = 0.5, 0.2, 28000.0, 0.15
 NO_OFFSET = ("rigid", "rotor", "viscous", "coulomb", "compensator")  # Assadi's TX200 model has no torque offset
 
@@ -65,7 +65,7 @@ DESIGNED = FourierTrajectory(
 
 
 def tx200_documents() -> tuple[dict, dict]:
-    """(true, wrong) robot documents: the TX200 3-axis file without elastic joints; 'wrong' has the balancer's
+    """(true, wrong) robot documents: the TX200 3-axis file without elastic joints; 'wrong' has the compensator's
     stiffness 40 % high and its free length 40 % low."""
     doc = yaml.safe_load((ROBOTS / "tx200_3axis.yaml").read_text())
     for joint in doc["joints"]:
@@ -74,7 +74,7 @@ def tx200_documents() -> tuple[dict, dict]:
     comp = wrong["joints"][1]["compensator"]
     comp["stiffness"] = 1.4 * comp["stiffness"]
     comp["free_length"] = 0.6 * comp["free_length"]
-    wrong["name"] = "tx200-3axis-wrong-balancer"
+    wrong["name"] = "tx200-3axis-wrong-compensator"
     return doc, wrong
 
 
@@ -99,7 +99,7 @@ def spring_runs(tx200_files):
     return paths
 
 
-def test_spring_balancer_recovered_from_wrong_nominal_values(tx200_files, spring_runs, tmp_path):
+def test_spring_compensator_recovered_from_wrong_nominal_values(tx200_files, spring_runs, tmp_path):
     robot = robid.load_robot(tx200_files / "wrong.yaml", terms=NO_OFFSET)
     truth = robid.load_robot(tx200_files / "true.yaml", terms=NO_OFFSET)
     base = robot.base_parameters()
@@ -129,30 +129,30 @@ def test_spring_balancer_recovered_from_wrong_nominal_values(tx200_files, spring
     worst = int(np.argmax(np.abs(z)))
     print(f"largest |error|/std among the base parameters: {abs(z[worst]):.2f} ({names[worst]})")
 
-    # ideal fit: the balancer torque is known exactly. The true balancer torque (true geometry, stiffness and
+    # ideal fit: the compensator torque is known exactly. The true compensator torque (true geometry, stiffness and
     # free length), evaluated at the same processed joint angles and passed through the same filter, is
     # subtracted from the torque and only the other base parameters are estimated from the same data; its
-    # validation prediction adds the true balancer torque back.
+    # validation prediction adds the true compensator torque back.
     comp = [names.index("comp_k_J2"), names.index("comp_kl0_J2")]
     rest = [i for i in range(len(names)) if i not in comp]
     true_comp = CompensatorTorques(truth.model)
 
-    def balancer(d):
+    def compensator(d):
         return d.processed.apply_filter(true_comp.torque(d.processed.q))
 
     d = result.datasets[0]
-    ideal = estimate(d.W[:, :, rest], d.tau - balancer(d), [names[i] for i in rest], method="wls")
+    ideal = estimate(d.W[:, :, rest], d.tau - compensator(d), [names[i] for i in rest], method="wls")
     v = result.validation_sets[0]
-    ideal_val = torque_metrics(v.tau, v.W[:, :, rest] @ ideal.values + balancer(v), robot.joint_names)
+    ideal_val = torque_metrics(v.tau, v.W[:, :, rest] @ ideal.values + compensator(v), robot.joint_names)
     ours = result.record.validation_data[0].fit
     ratio = []
     for a, b in zip(ours.per_joint, ideal_val.per_joint, strict=True):
         ratio.append(a.nrmse_percent / b.nrmse_percent)
-        print(f"validation NRMSE {a.joint}: identified balancer {a.nrmse_percent:.3f} %, "
-              f"ideal (exact balancer) {b.nrmse_percent:.3f} %, ratio {ratio[-1]:.4f}")
+        print(f"validation NRMSE {a.joint}: identified compensator {a.nrmse_percent:.3f} %, "
+              f"ideal (exact compensator) {b.nrmse_percent:.3f} %, ratio {ratio[-1]:.4f}")
     assert max(ratio) < 1.5
 
-    # RESULT.json carries the balancer report; `robid identify` prints it
+    # RESULT.json carries the compensator report; `robid identify` prints it
     write_result(tmp_path / "RESULT.json", result.record)
     section = read_result(tmp_path / "RESULT.json").compensator
     for entry in section.entries:
@@ -164,7 +164,7 @@ def test_spring_balancer_recovered_from_wrong_nominal_values(tx200_files, spring
     out = io.StringIO()
     with redirect_stdout(out):
         print_summary(result.record, "RESULT.json")
-    assert "balancer: " in out.getvalue() and "comp_kl0_J2" in out.getvalue()
+    assert "compensator: " in out.getvalue() and "comp_kl0_J2" in out.getvalue()
 
 
 # --------------------------------------------------------------------------------------------------- TX200
@@ -182,10 +182,10 @@ ASSADI_GROUPS = {  # robid's base parameters of the TX200 arm (MDH, a1 = 0.25, a
 }
 
 
-def test_tx200_base_parameters_with_the_balancer():
-    """27 base parameters with rigid + rotor + friction (viscous, Coulomb, offset) + spring balancer: 16 inertial
+def test_tx200_base_parameters_with_the_compensator():
+    """27 base parameters with rigid + rotor + friction (viscous, Coulomb, offset) + spring compensator: 16 inertial
     (Assadi's 18 minus the two rotor xx-yy terms robid does not model, notes 5.1.2), 3 + 3 friction, 3 offsets and
-    the balancer's (k, k l0) -- Assadi's 27 are 18 inertial + B1..B3 + 6 friction. The balancer columns group with
+    the compensator's (k, k l0) -- Assadi's 27 are 18 inertial + B1..B3 + 6 friction. The compensator columns group with
     nothing, but at standstill the stiffness column is a multiple of the gravity column of mx_J2."""
     robot = robid.load_robot("tx200_3axis")
     base = robot.base_parameters()
@@ -198,7 +198,7 @@ def test_tx200_base_parameters_with_the_balancer():
         assert expressions[name].replace(" ", "") == expr.replace(" ", ""), name
     assert sum(n.startswith(("fv_", "fc_", "f0_")) for n in base.names) == 9
     partners, joints, static = static_partners(robot)
-    print("static partners of the balancer:", partners["comp_k_J2"], "static R:", static)
+    print("static partners of the compensator:", partners["comp_k_J2"], "static R:", static)
     assert joints == {"comp_k_J2": "J2", "comp_kl0_J2": "J2"}
     assert set(partners["comp_k_J2"]) == {"mx_J2", "my_J2", "mx_J3", "my_J3", "f0_J2", "comp_kl0_J2"}
     assert partners["comp_k_J2"]["f0_J2"] == "offset" and partners["comp_k_J2"]["comp_kl0_J2"] == "compensator"
@@ -253,10 +253,10 @@ def test_tx200_collinearity_flag_fires_and_names_the_gravity_terms(flag_run, tmp
     print(f"combined coefficient of mx_J2: {coef['mx_J2']:.2f} (static cos q2 balance: -g/(L r) = "
           f"{-G / (L_TX * R_TX):.2f}); std ratio {combined.std_ratio:.2f}")
     assert coef["mx_J2"] == pytest.approx(-G / (L_TX * R_TX), rel=0.2)
-    # (its value is near zero: the balancer is sized to cancel the arm's gravity, as in Assadi's B1 vs psi3)
+    # (its value is near zero: the compensator is sized to cancel the arm's gravity, as in Assadi's B1 vs psi3)
     assert combined.std_ratio > 3
 
-    # fixing the balancer stiffness from a datasheet value sharpens the gravity parameter it is confounded with
+    # fixing the compensator stiffness from a datasheet value sharpens the gravity parameter it is confounded with
     fixed = fix_result_parameters(result, {"comp_k_J2": K_TX})
     mx = fixed.change("mx_J2")
     true_mx = 250.0 * 0.40 + 0.95 * 160.0
@@ -274,7 +274,7 @@ def test_tx200_collinearity_flag_fires_and_names_the_gravity_terms(flag_run, tmp
         status = main(["identify", "tx200_3axis", str(flag_run), "--out", str(tmp_path / "R.json"),
                        "--period", "10", "--cutoff", "5"])
     assert status == 0
-    assert "balancer: COLLINEAR comp_k_J2" in out.getvalue()
+    assert "compensator: COLLINEAR comp_k_J2" in out.getvalue()
 
 
 # ------------------------------------------------------------------------------------------ gas cylinder
@@ -403,7 +403,7 @@ def test_kr300_counterbalance_pressure_from_the_recordings(shared, tmp_path):
     * Axes: axes 1-3 carry the identification; the wrist (axes 4-6, which move on the motor encoders: A4 to -57,
       A5 to 27, A6 to -72 deg) and the 200 kg payload are held at their CAD values: their torque on axes 1-3 is
       computed by the virtual robot's Newton-Euler with links 1-3 massless, filtered like the regressor, and
-      subtracted. The model is then restricted to axes 1-3 (26 base parameters, balancer included).
+      subtracted. The model is then restricted to axes 1-3 (26 base parameters, compensator included).
     * Processing: zero-phase 5 Hz low-pass (the automatic band of the single-period path keeps 100 Hz, where the
       acceleration noise is ten times the signal).
     * Identifiability: with every parameter free p0 is confounded with the first moment mx_A2 (corr 1.0000):
@@ -413,7 +413,7 @@ def test_kr300_counterbalance_pressure_from_the_recordings(shared, tmp_path):
     * Comparison: the implied pressure p(q2) = p0_hat (v0 / (v0 - A (l - l0))) over the recorded q2 range
       against the stored-pressure model of kr_heavy.yaml (162.8 bar at full retraction, 170/199 bar at
       -120/-40 deg, i.e. the measured 162-200 bar), asserting agreement within 25 % -- a misidentified
-      balancer (the free fit) is off by a factor of 2-5.
+      compensator (the free fit) is off by a factor of 2-5.
     """
     from robid.io.measurement_file import read_measurement
     from robid.model.loader import read_robot
@@ -493,7 +493,7 @@ def test_kr300_counterbalance_pressure_from_the_recordings(shared, tmp_path):
     keep = [k for k in range(len(names)) if names[k] not in held]
     column = gas_column_function(joint2, 1, 3, blocks)
     geometry = gas_geometry(joint2.compensator)
-    from robid.simulation.balancer_plant import compensator_length
+    from robid.simulation.compensator_plant import compensator_length
 
     l_max = max(float(compensator_length(joint2, b[0])[0].max()) for b in blocks)
     refined = refine_nonlinear_compensator(

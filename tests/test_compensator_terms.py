@@ -1,4 +1,4 @@
-"""Balancer columns of the regressor against closed forms (law of cosines) and finite differences."""
+"""Compensator columns of the regressor against closed forms (law of cosines) and finite differences."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import robid
 
 ONE_JOINT = """
 robid: 1
-name: balancer-rig
+name: compensator-rig
 gravity: [0, 0, -9.81]
 kinematics: dh
 joints:
@@ -53,7 +53,7 @@ def test_gas_cylinder_torque_matches_hand_values_at_three_angles(tmp_path):
     assert expected[0] == pytest.approx(-p0 * area * (0.96e-3 / (0.96e-3 - area * (np.sqrt(0.68) - l0))) ** n
                                         * 0.16 / np.sqrt(0.68), rel=1e-12)
     got = compensator_torque(robot, q)
-    print("gas balancer torque [N m] at 0/30/60 deg:", got, "closed form:", expected)
+    print("gas-spring compensator torque [N m] at 0/30/60 deg:", got, "closed form:", expected)
     assert np.allclose(got, expected, rtol=1e-10, atol=0)
 
 
@@ -81,7 +81,7 @@ def test_fourier_basis_has_the_odd_symmetry(tmp_path):
     assert np.allclose(compensator_torque(robot, np.pi / 2 + x), -compensator_torque(robot, np.pi / 2 - x))
 
 
-def test_balancer_columns_enter_the_base_parameters(tmp_path):
+def test_compensator_columns_enter_the_base_parameters(tmp_path):
     robot = rig(
         tmp_path,
         f"{{type: spring, base_point: [0, {L}, 0], link_point: [{R}, 0, 0], stiffness: 1.0e5, free_length: 0.9}}",
@@ -100,7 +100,7 @@ def test_unknown_compensator_type_names_the_field(tmp_path):
         rig(tmp_path, "{type: hydraulic}")
 
 
-def test_cache_key_follows_balancer_geometry_not_its_values(tmp_path):
+def test_cache_key_follows_compensator_geometry_not_its_values(tmp_path):
     from robid.symbolic.cache import model_key
 
     def key(comp):

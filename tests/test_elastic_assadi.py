@@ -15,7 +15,7 @@ References, none produced by the code under test:
 
 Two inputs of eq 4.6 as the notes evaluate it are not in robid's locked model, by design (docs/elastic.md):
 the rotor-3 spin coupling r3 psi16 left in M0[1, 2] (rotors held do not spin) and the compensator's B2 cos 2q2
-(robid's fourier balancer is odd about its symmetry angle). The tests show robid equals the closed form without
+(robid's fourier compensator is odd about its symmetry angle). The tests show robid equals the closed form without
 them to round-off, and print what each changes.
 """
 

@@ -4,8 +4,8 @@ References, none produced by the code under test:
 * Do 2021, planar 2R (chapter 3; reference notes 000 sections 3.2 and 4.3): the model matrices in closed form
   (eq. 3.33-3.35 with the M12 erratum of the notes) and the exact modal values of modes 1 and 4 at the 15 poses
   of Table 3.1 (the notes' verified values; the printed table carries +0.5 points of damping);
-* the heavy KUKA-like robot with a spring balancer: the mass matrix and the gravity-plus-balancer stiffness from
-  the virtual robot's own numeric Newton-Euler and balancer code (robid.simulation), which shares nothing
+* the heavy KUKA-like robot with a spring compensator: the mass matrix and the gravity-plus-compensator stiffness from
+  the virtual robot's own numeric Newton-Euler and compensator code (robid.simulation), which shares nothing
   with the generated code modal analysis uses.
 """
 
@@ -87,10 +87,10 @@ def test_locked_modes_are_those_of_the_link_on_its_springs(do_robot):
     assert res.frequencies_hz[0] < modal_analysis(do_robot, q, "controlled").frequencies_hz[-1]
 
 
-def test_heavy_robot_with_a_balancer_against_the_virtual_robots_own_dynamics():
-    """kr_heavy: elastic axes 1-3, a spring balancer on axis 2, rigid wrist. M(q) and K_G = d(g + tau_comp)/dq
-    from robid.simulation (numeric Newton-Euler, balancer geometry) against modal analysis's matrices."""
-    from robid.simulation.balancer_plant import CompensatorTorques
+def test_heavy_robot_with_a_compensator_against_the_virtual_robots_own_dynamics():
+    """kr_heavy: elastic axes 1-3, a spring compensator on axis 2, rigid wrist. M(q) and K_G = d(g + tau_comp)/dq
+    from robid.simulation (numeric Newton-Euler, compensator geometry) against modal analysis's matrices."""
+    from robid.simulation.compensator_plant import CompensatorTorques
     from robid.simulation.rnea import RigidBodyDynamics
 
     robot = robid.load_robot("kr_heavy")
@@ -113,7 +113,7 @@ def test_heavy_robot_with_a_balancer_against_the_virtual_robots_own_dynamics():
     kp = np.array([j.controller.position_gain for j in model.joints])
     expected = 0.5 * (kg + kg.T) + np.diag(k + kp * ~elastic)
     np.testing.assert_allclose(lin.stiffness[:n, :n], expected, rtol=1e-6, atol=1e-6 * np.abs(expected).max())
-    assert np.abs(kg[1, 1]) > 1e3  # the balancer and gravity matter on axis 2
+    assert np.abs(kg[1, 1]) > 1e3  # the compensator and gravity matter on axis 2
     res = modal_analysis(robot, q, "controlled")
     assert res.stable and len(res.frequencies_hz) == n + int(elastic.sum())
     print("\nkr_heavy modes (Hz):", np.round(res.frequencies_hz, 2))

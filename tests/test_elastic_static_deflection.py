@@ -1,5 +1,5 @@
 """Static-deflection correction of motor-side positions (robid.elastic.static_deflection): the fixed point against
-the virtual robot's own Newton-Euler and balancer code, and identification from motor encoders only with and
+the virtual robot's own Newton-Euler and compensator code, and identification from motor encoders only with and
 without the correction (docs/elastic.md)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from robid.simulation import SensorSettings, simulate
 def test_fixed_point_hangs_the_links_on_their_springs():
     """G(q) + K (q - theta) = 0 with G from robid.simulation (an implementation apart from the generated code)."""
     from robid.simulation import RigidBodyDynamics
-    from robid.simulation.balancer_plant import CompensatorTorques
+    from robid.simulation.compensator_plant import CompensatorTorques
 
     model = read_robot("kr_heavy")
     rng = np.random.default_rng(3)

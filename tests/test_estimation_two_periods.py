@@ -1,6 +1,6 @@
 """Honest uncertainty from a record of exactly two periods (Monte Carlo on the virtual robot).
 
-The virtual TX200 (3 axes, rigid joints, spring balancer; its own Newton-Euler, friction and PD control, never
+The virtual TX200 (3 axes, rigid joints, spring compensator; its own Newton-Euler, friction and PD control, never
 robid's regressor) follows a designed Fourier excitation for exactly two periods; the noise-free run is
 recorded 40 times by its sensor model with independent realistic noise (1e-5 rad on the positions, 1 % of each
 joint's RMS torque). Each record is identified through the whole pipeline (period detected, K = 2 whole

@@ -185,7 +185,7 @@ def test_a_campaign_the_reader_refuses_is_that_identification_s_error_with_the_c
 
 def test_the_demo_fleet_flags_exactly_the_two_injected_faults(tmp_path, client):
     """``robid fleet --demo`` (its fleet, on the 2-worker local cluster): DO-102's viscous friction on J2
-    (+40 % injected) and TX-202's balancer spring (-15 % injected) are flagged between the two dates, each with
+    (+40 % injected) and TX-202's compensator spring (-15 % injected) are flagged between the two dates, each with
     the parameter, the size of the change and its uncertainty; no healthy robot and no other robot is flagged."""
     fleet_run = run_fleet(read_fleet(write_demo_fleet(tmp_path)), tmp_path, client)
     assert not fleet_run.failed
@@ -194,9 +194,9 @@ def test_the_demo_fleet_flags_exactly_the_two_injected_faults(tmp_path, client):
     print("demo flags:", *(f.summary for f in flags), sep="\n  ")
     assert {serial for serial, _ in flagged} == {"DO-102", "TX-202"}
     friction = [f for f in flags if f.serial == "DO-102"]
-    balancer = [f for f in flags if f.serial == "TX-202"]
+    compensator = [f for f in flags if f.serial == "TX-202"]
     assert [f.parameter for f in friction] == ["fv_J2"] and friction[0].change > 0
-    assert balancer and all(f.parameter.startswith("comp_") and f.change < 0 for f in balancer)
+    assert compensator and all(f.parameter.startswith("comp_") and f.change < 0 for f in compensator)
     for f in flags:
         assert f.kind == "between identifications" and f.maintenance_relevant
         assert abs(f.change) > 5 * f.uncertainty > 0 and f.parameter in f.summary

@@ -2,7 +2,7 @@
 
 Six tx200_3axis robots (terms without the torque offset, which is confounded with the spring preload), each with
 every nominal standard parameter perturbed by 3 % (seeded), identified at two dates on the same trajectory with
-fresh noise. Injected faults at the second date: R02 viscous friction of J3 +40 %, R04 spring balancer force
+fresh noise. Injected faults at the second date: R02 viscous friction of J3 +40 %, R04 spring compensator force
 -15 % (comp_k and comp_kl0 both x 0.85; only comp_kl0 is well identified). R06 is a population outlier: its
 Coulomb friction of J3 is 50 % above nominal at both dates (no change between dates)."""
 
@@ -111,7 +111,7 @@ def test_population_outlier_and_faulty_robots_only(fleet):
     population = [f for f in drift.flags if f.kind == POPULATION]
     flagged = {(f.serial, f.parameter, f.date_to) for f in population}
     assert {("R06", "fc_J3", DATES[0]), ("R06", "fc_J3", DATES[1])} <= flagged
-    # beyond the outlier only the +40 % friction fault stands out of the population (the -15 % balancer is
+    # beyond the outlier only the +40 % friction fault stands out of the population (the -15 % compensator is
     # within 4 x the 5 % floor); no healthy robot
     assert flagged - {("R06", "fc_J3", DATES[0]), ("R06", "fc_J3", DATES[1])} <= {("R02", "fv_J3", DATES[1])}
     r06 = next(f for f in population if f.serial == "R06")

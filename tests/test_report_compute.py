@@ -86,7 +86,7 @@ def test_compensator_curve_equals_inverse_dynamics_difference():
     grid = np.linspace(-0.4, 2.5, 25)
     q_ref = np.array([0.3, 0.0, -1.0])
     curve = compensator_curve(robot, j, grid, q_ref, cols, base_idx, values, np.eye(len(values)) * 0.0, {})
-    # independent route: nominal inverse dynamics at rest with and without the balancer parameters
+    # independent route: nominal inverse dynamics at rest with and without the compensator parameters
     q = np.tile(q_ref, (grid.size, 1))
     q[:, j] = grid
     zero = np.zeros_like(q)
@@ -113,7 +113,7 @@ def test_standalone_parameters_ignore_whitespace_and_grouped_ones():
     names = ["fv_J1", "fc_J1", "f0_J1", "comp_k_J1", "comp_k_J11"]
     expressions = [" fv_J1 ", "fc_J1 + 2*fc_J2", "f0_J1", "comp_k_J1", "comp_k_J11"]
     assert standalone_parameters(names, expressions, "J1", "friction") == [0, 2]
-    assert standalone_parameters(names, expressions, "J1", "balancer") == [3]
+    assert standalone_parameters(names, expressions, "J1", "compensator") == [3]
 
 
 def test_references_bad_input_names_the_field(tmp_path):
@@ -139,7 +139,7 @@ def test_number_format():
 def test_parameter_units_by_kind_and_joint_type():
     """Units by dimensional analysis of each term: tau = m g x (first moment kg m -> N m needs m/s^2), tau =
     I qdd (kg m^2 rad/s^2), tau = fv qd (N m s/rad), tau = k (theta - q) (N m/rad); along a prismatic joint the
-    same terms give forces (kg, N s/m, N, N/m). Balancers as docs/compensator.md states them."""
+    same terms give forces (kg, N s/m, N, N/m). Compensators as docs/compensator.md states them."""
     from types import SimpleNamespace
 
     from robid.report._compute import parameter_unit

@@ -68,7 +68,7 @@ def test_rigid_plant_conserves_energy_without_friction_and_control():
 
 
 def test_elastic_plant_conserves_energy_without_damping_friction_and_control():
-    """kr_heavy with its elastic gears (damping, friction, balancer removed), motors unpowered: link kinetic and
+    """kr_heavy with its elastic gears (damping, friction, compensator removed), motors unpowered: link kinetic and
     potential energy (pinocchio) + rotor kinetic energy + spring energy is constant."""
     model = read_robot("kr_heavy")
     joints = []

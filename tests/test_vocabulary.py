@@ -146,3 +146,46 @@ def test_the_words_are_spelled_out_only_in_the_vocabulary():
     assert found == []
     definitions = [line for line in (ROOT / "robid" / "defaults.py").read_text().splitlines() if word.search(line)]
     assert all(re.fullmatch(r'[A-Z_]+ = "(periodic|wls|eiv)"', line) for line in definitions), definitions
+
+
+#: the only lines of robid/ and docs/ that may say "balancer" (robid's word is "compensator": docs/compensator.md),
+#: each (file, text on the line) with its reason
+_BALANCER_ALLOWED = {
+    ("docs/compensator.md", "robid calls a gravity compensator (also called a balancer) a compensator everywhere"):
+        "the one sentence that states the synonym",
+    ("robid/schemas/robot.py", '"Gravity compensator (balancer) of the joint'):
+        "the robot file's schema names the synonym for users who know the hardware as a balancer; "
+        "schemas/robot.schema.json is generated from it and stays byte-identical",
+    ("docs/robot-file.md", "Gravity compensator (balancer) of the joint"):
+        "the field table generated from the same schema description (tests/test_schemas.py)",
+    ("robid/record/identification.py", "BalancerCollinearity = CompensatorCollinearity"):
+        "the old public name of the record's class, kept as an alias for scripts that import it",
+    ("robid/record/__init__.py", "    BalancerCollinearity,  # the old name of CompensatorCollinearity"):
+        "the alias exported where the old name was",
+    ("robid/record/__init__.py", '    "BalancerCollinearity",  # the old name of CompensatorCollinearity'):
+        "the alias exported where the old name was",
+}
+
+
+def _balancer_lines() -> list[tuple[str, int, str]]:
+    """(file, line number, line) of every line of robid/ (.py, .yaml, .json) and docs/ (.md) that says balancer."""
+    files = [p for suffix in ("py", "yaml", "json") for p in (ROOT / "robid").rglob(f"*.{suffix}")]
+    files += list((ROOT / "docs").rglob("*.md"))
+    found = []
+    for path in sorted(files):
+        name = path.relative_to(ROOT).as_posix()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if "balancer" in line.lower():
+                found.append((name, number, line))
+    return found
+
+
+def test_one_name_for_the_gravity_compensator():
+    """Issue 35, "one name per concept": robid says "compensator"; "balancer" (any case) appears in robid/ and
+    docs/ only on the lines listed above, each once, and every listed line still exists."""
+    found = _balancer_lines()
+    unexpected = [f"{f}:{n}: {line.strip()}" for f, n, line in found
+                  if not any(f == file and text in line for file, text in _BALANCER_ALLOWED)]
+    assert unexpected == [], "say compensator (docs/compensator.md), not balancer"
+    for file, text in _BALANCER_ALLOWED:
+        assert sum(f == file and text in line for f, _, line in found) == 1, (file, text)

@@ -38,7 +38,7 @@ def register(sub) -> None:
                    "period (periodic runs)")
     p.add_argument("--feedforward", choices=FEEDFORWARD_KINDS, default=IDENTIFICATION_DEFAULTS["feedforward"],
                    help="idim-iv, didim: the controller's feed-forward, computed from the robot file's nominal "
-                   "model on the reference: rigid (bodies, rotors, balancer; no friction), full (with the nominal "
+                   "model on the reference: rigid (bodies, rotors, compensator; no friction), full (with the nominal "
                    "friction) or none (default rigid, as robid's virtual robot)")
     p.add_argument("--validate", nargs="+", default=[], metavar="MEAS",
                    help="validation measurement files (predicted, not used to fit)")
@@ -148,7 +148,7 @@ def nrmse_line(fit) -> str:
 
 
 def print_summary(record, out) -> None:
-    """What ``robid identify`` prints: parameter classes, NRMSE per joint, correlated pairs, balancer lines, the
+    """What ``robid identify`` prints: parameter classes, NRMSE per joint, correlated pairs, compensator lines, the
     chosen friction models and the estimator comparison when run, the physical-consistency verdict and the notes
     (robid.record.IdentificationRecord)."""
     w = sys.stdout.write
@@ -167,7 +167,7 @@ def print_summary(record, out) -> None:
     for pair in record.correlated_pairs[:10]:
         w(f"strongly correlated: {pair.first} ~ {pair.second} (corr {pair.correlation:+.3f})\n")
     for entry in record.compensator.entries if record.compensator else ():
-        w(f"balancer: {entry.summary}\n")
+        w(f"compensator: {entry.summary}\n")
     fm = record.friction_models
     if fm is not None:
         used = "the identified model" if fm.adopted else ("reported only" if fm.nonlinear_joints else "all linear")

@@ -27,7 +27,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--terms",
-        help="comma-separated model terms (rigid, rotor, viscous, coulomb, offset, and balancer, stiffness, damping "
+        help="comma-separated model terms (rigid, rotor, viscous, coulomb, offset, and compensator, stiffness, damping "
         "where the robot file has them; docs/robot-file.md); default: all that apply",
     )
     p.set_defaults(func=run)

@@ -54,7 +54,7 @@ def register(sub) -> None:
         "--feedforward",
         choices=FEEDFORWARD_KINDS,
         default=DEFAULT_FEEDFORWARD,
-        help="controller feed-forward: rigid bodies + rotor + balancer (default), full (+ friction), none",
+        help="controller feed-forward: rigid bodies + rotor + compensator (default), full (+ friction), none",
     )
     p.add_argument("--truth", metavar="TRUTH.json",
                    help="also write the parameters the virtual robot used (SI: kg, kg m, kg m^2, N m s/rad, N m, ...)")

@@ -6,7 +6,7 @@ of Spong's model (Zollo et al. 2015, eq. 2-6; docs/elastic.md) reduces to
 
     G(q) + K (q - theta) = 0        =>        q = theta - K^-1 G(q)
 
-G the gravity and balancer torques of the link side, K the joint stiffness of the robot file (zero deflection on a
+G the gravity and compensator torques of the link side, K the joint stiffness of the robot file (zero deflection on a
 rigid joint). robid solves it per sample by fixed-point iteration from q = theta; the iteration contracts with the
 factor max |dG/dq| / K (1e-3 to 1e-2 on industrial robots), so a few steps reach 1e-12 rad. The dynamic part of the
 deflection (K^-1 of the inertial and velocity torques) is left: the correction is the quasi-static one, exact at

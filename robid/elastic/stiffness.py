@@ -4,7 +4,7 @@ The spring of an elastic joint carries the link-side torque (Spong's model; Zoll
 
     K (q - theta) + D (qd - thetad) = -tau_link(q, qd, qdd)
 
-tau_link the rigid-body (and balancer) torque of the link side. Two effects hide it in real recordings:
+tau_link the rigid-body (and compensator) torque of the link side. Two effects hide it in real recordings:
 
 * **Encoder time offset.** The link ("secondary") and motor encoders are often read at different instants of the
   controller cycle: a reading of q delayed by ``lag`` looks like a deflection ``-lag * thetad``. On the KUKA KR300
@@ -20,7 +20,7 @@ Per joint, robid fits (docs/elastic.md section "Stiffness from link and motor en
 with ``c_run`` one offset per run, ``lag`` and ``1/K`` common to all runs, and, when the run gives the link
 acceleration, a free column ``beta_run * qdd`` per run that absorbs an error of the model's inertia about the
 joint's own axis (``beta = (M_jj,model - M_jj,true) / K``). K then rests on the parts of the link torque that are
-not the joint's own inertia (gravity, balancer, velocity and coupling terms), which a CAD model knows better. On the
+not the joint's own inertia (gravity, compensator, velocity and coupling terms), which a CAD model knows better. On the
 KR300, beta changes sign from run to run: it absorbs more than an inertia error, so it is fitted per run.
 ``tau_link`` comes from a rigid-body model (nominal or identified values) of the link side. The motor position is
 delayed exactly (cubic spline of each run, samples within |lag| of the ends left out); for a given lag the rest is
@@ -29,7 +29,7 @@ search). A Taylor column
 (``lag * thetad``) would not do: on the KR300 the elastic deflection is 5e-5 rad, the size of the second-order
 term of a 3 ms delay at 1 rad/s^2. K = 1 / (fitted 1/K); its standard deviation by the delta method at the fitted
 lag, with the residual's serial correlation counted (variance inflation ``1 + 2 sum rho(k)``,
-robid.estimation.balancer.refinement.serial_inflation). The spread of K over runs fitted one by one is reported
+robid.estimation.compensator.refinement.serial_inflation). The spread of K over runs fitted one by one is reported
 beside it: it is the honest uncertainty when the model's link torque is only approximate.
 """
 
@@ -155,7 +155,7 @@ def _best_lag(runs, damping: float, max_lag: float) -> tuple[float, float]:
     c0, cp, cm = cost(lag), cost(lag + step), cost(lag - step)
     curvature = (cp - 2 * c0 + cm) / step**2
     a, y = _system(runs, damping, lag)
-    from robid.estimation.balancer.refinement import serial_inflation
+    from robid.estimation.compensator.refinement import serial_inflation
 
     kappa = float(serial_inflation(_solve(a, y)[1][:, None])[0])
     n = y.size
@@ -165,7 +165,7 @@ def _best_lag(runs, damping: float, max_lag: float) -> tuple[float, float]:
 
 def _fit(runs: list[StiffnessRun], damping: float, lag: float, joint: str):
     """(K, std K, rms of the elastic part, rms residual) of the pooled least squares at ``lag``."""
-    from robid.estimation.balancer.refinement import serial_inflation
+    from robid.estimation.compensator.refinement import serial_inflation
 
     a, y = _system(runs, damping, lag)
     x, residual = _solve(a, y)

@@ -1,4 +1,4 @@
-"""A robot model carrying an identified standard set: link inertial data, rotor inertia, friction, balancer and
+"""A robot model carrying an identified standard set: link inertial data, rotor inertia, friction, compensator and
 elasticity values replaced by the exported ones (the inverse of :func:`robid.model.terms.nominal_values`).
 
 Link data go back from the standard parameters (inertia about the frame origin, first moments ``h = m c``) to
@@ -47,7 +47,7 @@ def identified_model(model: RobotModel, names, values) -> RobotModel:
     Names follow robid's columns (docs/model.md): ``m_J``...``Izz_J``, ``Ia_J`` (reflected rotor inertia: the
     rotor inertia becomes Ia_J / gear_ratio^2), ``fv_J``, ``fc_J``, ``f0_J``, ``fvm_J``/``fcm_J`` (coupled drive),
     ``comp_k_J``/``comp_kl0_J`` (spring: free length = kl0 / k), ``comp_p0_J`` (gas), ``comp_bK_J`` (Fourier
-    balancer), ``k_J``, ``d_J``, ``fl_J`` (elasticity). ``Iam_J`` is the same motor's inertia as ``Ia_J`` and
+    compensator), ``k_J``, ``d_J``, ``fl_J`` (elasticity). ``Iam_J`` is the same motor's inertia as ``Ia_J`` and
     is not written twice.
     """
     table = {str(n): float(v) for n, v in zip(names, values, strict=True)}

@@ -10,7 +10,7 @@ origin): its ``pos``/``quat`` in the parent body are ``B_parent A_i R(axis, offs
 ``<option>``, in the base frame. A closed chain's loops are ``<equality><connect>`` constraints: body1 is the body
 of the first closing frame and ``anchor`` that frame's point in it; MuJoCo takes body2's point where body1's is at
 the reference configuration, the zero pose where robid's loops close (docs/robot-file.md). The friction offset and
-balancers, which MJCF has no element for, are listed in the header comment (the header of the URDF export).
+compensators, which MJCF has no element for, are listed in the header comment (the header of the URDF export).
 """
 
 from __future__ import annotations

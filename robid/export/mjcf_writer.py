@@ -7,7 +7,7 @@ about it, ``Ixx Iyy Izz Ixy Ixz Iyz``, the order of robid's robot file), and on 
 reflected rotor inertia ``Ia`` (rotor_inertia gear_ratio^2), ``damping`` = viscous ``fv`` and ``frictionloss`` =
 Coulomb ``fc``. MuJoCo applies ``frictionloss`` as a soft constraint: in ``mj_inverse`` it equals ``fc sign(qd)``
 except near velocity reversals (docs/model.md, "MJCF specifics"). The friction offset ``f0``, friction models
-beyond the linear one, coupled drives, balancers and elasticity have no MJCF field: the header comment lists them.
+beyond the linear one, coupled drives, compensators and elasticity have no MJCF field: the header comment lists them.
 MuJoCo refuses a moving body whose mass or a principal moment is not positive; such a value (a body the data
 leave empty) is raised to :data:`MIN_MASS` / :data:`MIN_INERTIA` and named in the header.
 

@@ -146,7 +146,7 @@ def export_model(
 
 
 def _not_in_urdf(model, standard: ExportedStandardSet) -> list[str]:
-    """Identified values URDF has no field for: friction offsets and balancers."""
+    """Identified values URDF has no field for: friction offsets and compensators."""
     out = []
     for n, v in zip(standard.names, standard.values, strict=True):
         if n.startswith(("f0_", "comp_", "k_", "d_", "fl_", "fvm_", "fcm_", "Iam_")):
@@ -159,9 +159,9 @@ def _not_in_urdf(model, standard: ExportedStandardSet) -> list[str]:
             lines.append(f"Friction model of joint {joint.name} (robot-file friction block, SI units): "
                          f"{friction_block(joint.friction)}")
         c = joint.compensator
-        if c is not None:  # the whole balancer, so that it can be rebuilt from this header
+        if c is not None:  # the whole compensator, so that it can be rebuilt from this header
             fields = {k: v for k, v in dataclasses.asdict(c).items() if v not in (None, (), 0.0) or k == "type"}
-            lines.append(f"Balancer of joint {joint.name} (robot-file compensator block, SI units): {fields}")
+            lines.append(f"Compensator of joint {joint.name} (robot-file compensator block, SI units): {fields}")
     return lines
 
 

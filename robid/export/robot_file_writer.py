@@ -4,7 +4,7 @@ YAML (:func:`robot_file_with_model`): the robot file is read as data, every join
 and any field robid does not identify (a file that starts from a URDF keeps its ``urdf:`` and gets an entry per
 joint whose ``link`` block overrides the URDF's), and gets the identified ``link`` (mass, COM, inertia about the COM in
 the order [Ixx, Iyy, Izz, Ixy, Ixz, Iyz], docs/model.md), ``drive.rotor_inertia``, ``friction`` (viscous,
-coulomb, offset), ``elasticity`` and balancer values (SI units; the file's own unit strings are replaced on
+coulomb, offset), ``elasticity`` and compensator values (SI units; the file's own unit strings are replaced on
 those fields). Comments of the original file are not kept; the header says where the file came from.
 
 JSON (:func:`model_document`): the standard set by name and, per joint, the same blocks as the robot file,

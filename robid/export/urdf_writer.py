@@ -12,7 +12,7 @@ the frame reached after ``A_i M_i`` (robid's body frame i is that frame times ``
   of payloads and tools);
 * friction in ``<dynamics damping="fv" friction="fc">``; the reflected rotor inertia ``Ia`` in a
   ``<transmission>`` whose actuator carries ``<mechanicalReduction>`` and Drake's ``drake:gear_ratio`` and
-  ``drake:rotor_inertia`` (Ia = rotor_inertia gear_ratio^2); the friction offset and balancers, which URDF
+  ``drake:rotor_inertia`` (Ia = rotor_inertia gear_ratio^2); the friction offset and compensators, which URDF
   cannot express, are listed in the header comment;
 * gravity other than -z of the base: a ``world`` link and a fixed joint that rotates the base so that gravity
   is -z of ``world`` (how robid's URDF reader reads a wall or ceiling mounting back).

@@ -3,10 +3,10 @@ each identified at two dates on the virtual robot.
 
 * ``do_2r_elastic`` (planar 2R, identified rigid: terms rigid, rotor, viscous, coulomb): serials DO-101..DO-103;
   DO-102's viscous friction on J2 grows by 40 % at the second date (a worn gearbox).
-* ``tx200_3axis`` (3 axes, spring balancer on J2): serials TX-201..TX-203; TX-202's balancer spring stiffness
-  is 15 % lower at the second date (a tired spring, the leak of a gas balancer).
+* ``tx200_3axis`` (3 axes, spring compensator on J2): serials TX-201..TX-203; TX-202's compensator spring stiffness
+  is 15 % lower at the second date (a tired spring, the leak of a gas-spring compensator).
 
-Each robot is its own individual: its link masses and inertias, friction and balancer stiffness are the nominal
+Each robot is its own individual: its link masses and inertias, friction and compensator stiffness are the nominal
 ones times a few per cent drawn from a generator seeded by its serial number, written as a robot file per robot
 and date (``<out>/robots/<serial>-<date>.yaml``, the truth its virtual runs simulate). The fleet file itself is
 written to ``<out>/fleet.yaml``, so ``robid fleet <out>/fleet.yaml`` runs the same fleet.
@@ -73,7 +73,7 @@ def demo_campaign(robot_file: str, terms, seed: int, ident_periods: int = 3, rat
 
 def individual_robot(nominal: dict, serial: str, spread: float = 0.03) -> dict:
     """The robot file's mapping with this robot's own values: every link's mass and inertia tensor, every
-    friction coefficient and balancer stiffness times ``1 + spread * u``, u ~ N(0, 1) clipped to [-2, 2], from a
+    friction coefficient and compensator stiffness times ``1 + spread * u``, u ~ N(0, 1) clipped to [-2, 2], from a
     generator seeded by the serial number (the centre of mass is kept: the masses scale the first moments)."""
     import numpy as np
 

@@ -12,7 +12,7 @@ Two checks on the base parameters of :class:`robid.fleet.results.FleetResult` re
   outlier). Only with at least ``min_robots`` robots of the type at that date.
 
 Only base parameters that are well-identified in every record compared are used. Maintenance-relevant ones
-(viscous ``fv_*`` and Coulomb ``fc_*`` friction, balancer ``comp_*``, joint stiffness ``k_*``, each standing
+(viscous ``fv_*`` and Coulomb ``fc_*`` friction, compensator ``comp_*``, joint stiffness ``k_*``, each standing
 for its own standard parameter, not grouped) are flagged by default; the others are analysed and tabulated but
 only flagged with ``maintenance_only=False`` (then marked not maintenance relevant).
 """
@@ -33,9 +33,9 @@ WELL = "well-identified"
 _MAINTENANCE = {
     "fv": ("viscous friction", "gearbox wear or lubricant ageing?", "lubricant change or warmer gearbox?"),
     "fc": ("Coulomb friction", "gearbox or bearing wear?", "run-in or lubricant change?"),
-    "comp_p0": ("balancer pressure", "refilled or overfilled?", "gas leak?"),
-    "comp_k": ("balancer spring stiffness", "spring replaced?", "spring fatigue or break?"),
-    "comp_kl0": ("balancer spring preload (k l0)", "spring replaced or re-tensioned?", "spring fatigue or break?"),
+    "comp_p0": ("compensator pressure", "refilled or overfilled?", "gas leak?"),
+    "comp_k": ("compensator spring stiffness", "spring replaced?", "spring fatigue or break?"),
+    "comp_kl0": ("compensator spring preload (k l0)", "spring replaced or re-tensioned?", "spring fatigue or break?"),
     "k": ("joint stiffness", "gearbox replaced?", "gearbox wear or backlash?"),
 }
 

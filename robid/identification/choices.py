@@ -100,12 +100,12 @@ def _builtin_line(robot: Robot, source: str) -> list[str]:
     builtin = read_robot(names[0])
     if builtin.dof != model.dof:
         return []
-    # the terms a robot file must declare data for (drives, balancers, couplings), which this one cannot have
+    # the terms a robot file must declare data for (drives, compensators, couplings), which this one cannot have
     extra = [t for t in default_terms(builtin) if t not in default_terms(model) and t not in FRICTION_TERMS]
     if not extra:
         return []
     what = {"rotor": f"rotor (the reflected rotor inertia of its {sum(j.drive is not None for j in builtin.joints)} "
-                     "drives)", "compensator": "compensator (its balancer)",
+                     "drives)", "compensator": "compensator (its gravity compensator)",
             "drive_coupling": "drive_coupling (a motor turning two joints)"}
     return [f"model: the built-in robot {names[0]} has terms {source} lacks: "
             + ", ".join(what.get(t, t) for t in extra)

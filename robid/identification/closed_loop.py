@@ -12,7 +12,7 @@ Dynamics (rigid layout; ``Y`` the base regressor, ``beta`` the base values)::
     M(q) qdd + h(q, qd) = tau_m,   h = Y(q, qd, 0) beta,   M e_i = Y(q, 0, e_i) beta - Y(q, 0, 0) beta
 
 (all n + 2 evaluations in one vectorised call of the generated code). Everything the base model holds acts:
-rigid bodies, rotor inertia, friction, balancer, coupled drives. The Coulomb columns take the smooth sign
+rigid bodies, rotor inertia, friction, compensator, coupled drives. The Coulomb columns take the smooth sign
 erf(qd / (sqrt 2 eps)) (robid.identification.coulomb) so that the integrator sees a continuous right-hand side.
 
 Controller: what must be known of the real one, and robid refuses to guess (:class:`ControllerModel`):

@@ -14,7 +14,7 @@ velocity and s the sign the Coulomb columns use (robid.identification.coulomb). 
 figures, ``robid predict``, the report, ``export-model`` and ``payload identify --result`` all go through
 :class:`IdentifiedModel`; nothing re-derives the model from the linear base values alone.
 
-Springs, dampers, balancers and coupled drives are base parameters (their columns are in W); a motor-encoder-only
+Springs, dampers, compensators and coupled drives are base parameters (their columns are in W); a motor-encoder-only
 identification's link-state reconstruction is the record's ``processing.motor_encoders_only`` (the data sets are
 built through it).
 """

@@ -1,7 +1,7 @@
 """Building the identification record (robid.record.IdentificationRecord) from an identification's working
 data: base and standard parameter rows, the estimator's summary, the fit over all identification runs, one run
 record per identification and validation run (robid.identification.run_records), the consistency checks and the
-balancer report. The processing settings the record stores, and reading them back, are
+compensator report. The processing settings the record stores, and reading them back, are
 robid.identification.stored_options."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from robid.identification.run_records import model_error_std, predict_dataset, r
 from robid.identification.stored_options import processing_settings
 from robid.record.codec import finite, finite_tuple, from_plain
 from robid.record.identification import (
-    BalancerCollinearity,
     BaseParameter,
     ClassThresholds,
+    CompensatorCollinearity,
     ConsistentEstimateSummary,
     EstimatedParameter,
     EstimatorSummary,
@@ -32,7 +32,7 @@ from robid.record.runs import TorqueFit
 
 def identification_record(work) -> IdentificationRecord:
     """The record of an identification's working data (robid.identification.identify.Solution)."""
-    from robid.identification.balancer_analysis import compensator_report
+    from robid.identification.compensator_analysis import compensator_report
 
     robot, est, ident, values = work.robot, work.estimate, work.identifiability, work.values
     cov = np.asarray(est.covariance, dtype=float)
@@ -70,7 +70,7 @@ def identification_record(work) -> IdentificationRecord:
         ),
         identifiability_notes=tuple(ident.notes),
         processing=processing_settings(work.options),
-        compensator=balancer_summary(compensator_report(work)),
+        compensator=compensator_summary(compensator_report(work)),
         notes=tuple(work.notes),
         physical_consistency=_physical(est, work.physical),
         consistent_estimate=_consistent(work.consistent),
@@ -175,12 +175,12 @@ def _consistent(cons) -> ConsistentEstimateSummary | None:
     return ConsistentEstimateSummary(cons.method, cons.solved, cons.status, cons.solver, tuple(cons.notes))
 
 
-def balancer_summary(report) -> BalancerCollinearity | None:
-    """The record of a balancer collinearity report (robid.estimation), None without a balancer. Its JSON form
+def compensator_summary(report) -> CompensatorCollinearity | None:
+    """The record of a compensator collinearity report (robid.estimation), None without a compensator. Its JSON form
     (``to_dict``) is the record's by construction; a mismatch is a bug, not bad input."""
     if report is None:
         return None
     try:
-        return from_plain(BalancerCollinearity, report.to_dict(), "compensator")
+        return from_plain(CompensatorCollinearity, report.to_dict(), "compensator")
     except RobidInputError as exc:
-        raise RuntimeError(f"balancer report and its record disagree: {exc}") from exc
+        raise RuntimeError(f"compensator report and its record disagree: {exc}") from exc

@@ -262,7 +262,7 @@ def _display(robot, dataset: DataSet, model, pred: RunPrediction) -> DisplaySeri
         tau_predicted=_columns(pred.mean[pick]),
         tau_std_model=_columns(pred.std_model[pick]),
         tau_friction=part("friction"),
-        tau_compensator=part("balancer"),
+        tau_compensator=part("compensator"),
         used=tuple(tuple(bool(v) for v in col) for col in np.asarray(p.keep, dtype=bool)[pick].T),
         **deflection,
     )

@@ -254,11 +254,11 @@ class Controller:
 
 @dataclass(frozen=True)
 class Compensator:
-    """Gravity compensator (balancer) between a point on the previous body and one on this joint's body.
+    """Gravity compensator between a point on the previous body and one on this joint's body.
 
     Force along the line between the points, F > 0 pushing them apart; tau_comp = -F(l) dl/dq
     (docs/interfaces.md section 1.2). Spring: F = stiffness*(free_length - l). Gas cylinder:
-    F = -p0*area*(v0/(v0 - area*(l - l0)))**n. Fourier (balancer of unknown construction):
+    F = -p0*area*(v0/(v0 - area*(l - l0)))**n. Fourier (compensator of unknown construction):
     tau_comp = sum_k b_k sin(k (q - symmetry_angle)), k = 1..order (docs/model.md), nominal b_k = coefficients.
     """
 

@@ -4,7 +4,7 @@ Terms (docs/model.md): ``rigid`` (10 standard inertial parameters per body, abou
 (reflected rotor inertia Ia_J = rotor_inertia * gear_ratio^2, only joints with a drive), ``rotor_coupled`` (the
 same Ia_J with the rotor-link coupling of the complete elastic model), ``viscous`` (fv_J), ``coulomb`` (fc_J),
 ``offset`` (f0_J), ``drive_coupling`` (Iam_J, fvm_J, fcm_J of a motor that also turns with a second joint, the
-coupled wrist; docs/model.md "Coupled drives"), ``compensator`` (comp_k_J and comp_kl0_J for a spring balancer,
+coupled wrist; docs/model.md "Coupled drives"), ``compensator`` (comp_k_J and comp_kl0_J for a spring compensator,
 comp_p0_J for a gas cylinder; docs/model.md), and for the joints with an elasticity block ``stiffness`` (k_J),
 ``damping`` (d_J) and ``link_viscous`` (fl_J); ``stiffness`` switches on the elastic layout with motor rows
 (docs/elastic.md).
@@ -30,7 +30,7 @@ _FRICTION_ATTR = {"viscous": "viscous", "coulomb": "coulomb", "offset": "offset"
 
 def default_terms(model: RobotModel) -> tuple[str, ...]:
     """Rigid bodies, reflected rotor inertia where the robot has drives, viscous, Coulomb and offset friction,
-    the coupled drives' terms where a drive declares a coupling, balancers where present."""
+    the coupled drives' terms where a drive declares a coupling, compensators where present."""
     terms = ["rigid"]
     if model.has_drives:
         terms.append("rotor")
@@ -111,19 +111,19 @@ def nominal_values(model: RobotModel, terms: tuple[str, ...]) -> np.ndarray:
 
 
 FRICTION_PREFIXES = ("fv", "fc", "f0")
-BALANCER_PREFIX = "comp_"
+COMPENSATOR_PREFIX = "comp_"
 
 
 def standalone_parameters(names, expressions, joint: str, kind: str) -> list[int]:
     """Indices of the base parameters of ``joint``'s own friction (``kind="friction"``: fv_J, fc_J, f0_J in that
-    order) or balancer (``kind="balancer"``: comp_*_J) that stand for that standard parameter alone (expression
+    order) or compensator (``kind="compensator"``: comp_*_J) that stand for that standard parameter alone (expression
     equal to the name, docs/interfaces.md 1.3): the terms whose identified values describe that joint's curve."""
     alone = {n for n, e in zip(names, expressions, strict=True) if "".join(e.split()) == n}
     names = list(names)
     if kind == "friction":
         wanted = [f"{p}_{joint}" for p in FRICTION_PREFIXES]
         return [names.index(n) for n in wanted if n in alone]
-    if kind == "balancer":
-        own = (k for k, n in enumerate(names) if n.startswith(BALANCER_PREFIX) and n.endswith(f"_{joint}"))
+    if kind == "compensator":
+        own = (k for k, n in enumerate(names) if n.startswith(COMPENSATOR_PREFIX) and n.endswith(f"_{joint}"))
         return [k for k in own if names[k] in alone]
-    raise ValueError(f"kind: friction or balancer, got {kind!r}")
+    raise ValueError(f"kind: friction or compensator, got {kind!r}")

@@ -11,8 +11,9 @@ RESULT.json loads neither the robot model, nor scipy, sympy or cvxpy (checked in
 
 from robid.record.identification import (
     SCHEMA_VERSION,
-    BalancerCollinearity,
+    BalancerCollinearity,  # the old name of CompensatorCollinearity, kept for scripts that import it
     BaseParameter,
+    CompensatorCollinearity,
     IdentificationRecord,
     ProcessingSettings,
     ReferenceSettings,
@@ -32,8 +33,9 @@ from robid.record.runs import (
 
 __all__ = [
     "SCHEMA_VERSION",
-    "BalancerCollinearity",
+    "BalancerCollinearity",  # the old name of CompensatorCollinearity, kept for scripts that import it
     "BaseParameter",
+    "CompensatorCollinearity",
     "DisplaySeries",
     "IdentificationRecord",
     "JointFit",

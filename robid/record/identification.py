@@ -4,7 +4,7 @@ One record holds the base parameters (value, uncertainty, identifiability class,
 class of every standard parameter, the estimator's summary and covariance, torque fit metrics, one
 :class:`RunRecord` per identification and validation run (how the signal stage processed it, the torque fit on
 it, its ranges, and decimated series and a residual spectrum for figures), the physical-consistency check, the
-balancer collinearity report and the processing options needed to treat further files the same way.
+compensator collinearity report and the processing options needed to treat further files the same way.
 
 The report, the CLI summaries, ``predict`` and campaigns read the record's attributes; nothing re-processes
 measurements to show a result. Schema versions are ``MAJOR.MINOR``: a minor version only adds keys, so a reader
@@ -175,8 +175,8 @@ class ConsistentEstimateSummary:
 
 
 @dataclass(frozen=True)
-class BalancerPartner:
-    """A gravity, offset or balancer parameter whose estimate correlates with a balancer parameter's."""
+class CompensatorPartner:
+    """A gravity, offset or compensator parameter whose estimate correlates with a compensator parameter's."""
 
     name: str
     kind: str
@@ -186,7 +186,7 @@ class BalancerPartner:
 
 @dataclass(frozen=True)
 class WellIdentifiedCombination:
-    """The well-identified combination of a balancer parameter with its collinear partners (docs/compensator.md)."""
+    """The well-identified combination of a compensator parameter with its collinear partners (docs/compensator.md)."""
 
     expression: str
     names: tuple[str, ...]
@@ -200,8 +200,8 @@ class WellIdentifiedCombination:
 
 
 @dataclass(frozen=True)
-class BalancerEntry:
-    """Collinearity of one balancer parameter with the gravity-related parameters of its joint; ``summary`` is
+class CompensatorEntry:
+    """Collinearity of one compensator parameter with the gravity-related parameters of its joint; ``summary`` is
     the one line ``robid identify`` prints."""
 
     name: str
@@ -213,20 +213,24 @@ class BalancerEntry:
     flagged_pairs: tuple[str, ...]
     multiple_correlation: float | None
     static_correlation: float | None
-    partners: tuple[BalancerPartner, ...]
+    partners: tuple[CompensatorPartner, ...]
     group: tuple[str, ...]
     combined: WellIdentifiedCombination | None
     summary: str
 
 
 @dataclass(frozen=True)
-class BalancerCollinearity:
-    """The balancer report of RESULT.json (JSON ``compensator``)."""
+class CompensatorCollinearity:
+    """The compensator report of RESULT.json (JSON ``compensator``)."""
 
     threshold: float
     flagged: bool
-    entries: tuple[BalancerEntry, ...]
+    entries: tuple[CompensatorEntry, ...]
     notes: tuple[str, ...] = ()
+
+
+#: the name this class had until robid called the compensator one name (issue 35); robid.record exported it
+BalancerCollinearity = CompensatorCollinearity
 
 
 @dataclass(frozen=True)
@@ -301,7 +305,7 @@ class IdentificationRecord:
     thresholds: ClassThresholds
     identifiability_notes: tuple[str, ...] = ()
     processing: ProcessingSettings
-    compensator: BalancerCollinearity | None = None
+    compensator: CompensatorCollinearity | None = None
     notes: tuple[str, ...] = ()
     physical_consistency: PhysicalConsistency | None = field(default=None, metadata={"omit_none": True})
     consistent_estimate: ConsistentEstimateSummary | None = field(default=None, metadata={"omit_none": True})

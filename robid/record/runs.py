@@ -171,7 +171,7 @@ class DisplaySeries:
     """A run's processed series for figures: every ``step``-th sample of the processed grid (at most a few
     thousand), 6 significant digits; ``t`` counts from ``t0``, the time of the first processed sample (s).
     Joint-indexed tuples hold one column per joint; ``tau_friction`` and ``tau_compensator`` are the predicted
-    torque of the joint's own (ungrouped) friction and balancer parameters (None for a joint without); ``used``
+    torque of the joint's own (ungrouped) friction and compensator parameters (None for a joint without); ``used``
     marks the rows the data selection kept. A value that is not available (the model std of a prediction that
     involves a parameter the data never excited) is None.
 

@@ -40,7 +40,7 @@ def joint_units(robot) -> list[JointUnits]:
 
 #: SI unit of a standard parameter by its prefix (robid.model.terms): (revolute joint, prismatic joint). Inertial
 #: parameters are the link's and do not depend on the joint type; the others act along the joint's coordinate.
-#: Balancers as in docs/compensator.md: spring stiffness N/m and k*l0 N (forces along the balancer), gas
+#: Compensators as in docs/compensator.md: spring stiffness N/m and k*l0 N (forces along the compensator), gas
 #: pressure Pa, Fourier coefficients torques.
 PARAMETER_UNITS: dict[str, tuple[str, str]] = {
     "m": ("kg", "kg"),
@@ -72,7 +72,7 @@ def parameter_unit(name: str, robot) -> str:
     if joint is None:
         return ""
     prefix = name[: -len(joint.name) - 1]
-    if re.fullmatch(r"comp_b\d+", prefix):  # Fourier balancer: torque coefficients
+    if re.fullmatch(r"comp_b\d+", prefix):  # Fourier compensator: torque coefficients
         units = ("N m", "N")
     else:
         units = PARAMETER_UNITS.get(prefix)
@@ -211,7 +211,7 @@ def friction_curve(qd_grid, prefixes, joint: str, names, values, covariance, nom
 
 def compensator_columns(robot, names, expressions, joint_index: int) -> tuple[list[int], list[int]]:
     """(standard column indices, base indices) of the un-grouped comp_* parameters of one joint."""
-    base_idx = standalone_parameters(names, expressions, robot.joint_names[joint_index], "balancer")
+    base_idx = standalone_parameters(names, expressions, robot.joint_names[joint_index], "compensator")
     return [robot.parameter_names.index(names[k]) for k in base_idx], base_idx
 
 

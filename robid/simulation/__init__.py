@@ -4,7 +4,7 @@ It integrates forward dynamics with its own recursive Newton-Euler (:mod:`robid.
 uses robid's generated regressor, which it serves to test. See docs/simulation.md.
 """
 
-from robid.simulation.balancer_plant import CompensatorTorques, compensator_force, compensator_length
+from robid.simulation.compensator_plant import CompensatorTorques, compensator_force, compensator_length
 from robid.simulation.plant import ControllerSettings, IntegratorSettings, IntegratorStats, Plant
 from robid.simulation.reference import ReferenceMotion
 from robid.simulation.rnea import RigidBodyDynamics

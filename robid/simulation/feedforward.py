@@ -8,7 +8,7 @@ import math
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from robid.simulation.balancer_plant import CompensatorTorques
+from robid.simulation.compensator_plant import CompensatorTorques
 from robid.simulation.deflection import StandstillTransient, periodic_deflection
 from robid.simulation.joint_data import JointData, friction_torque
 from robid.simulation.plant_settings import ControllerSettings

@@ -12,7 +12,7 @@ with the drive-side friction ``f(v) = fv v + fc tanh(v / eps) + f0`` (Coulomb sm
 |v| > 3.8 eps; a joint with a Stribeck, sigmoid or ripple friction model adds that model's excess,
 robid.model.Friction.excess, with the same tanh(v / eps) for sign(v) and the drive position theta for the ripple),
 ``fl`` the link-side viscous friction of an elastic joint, ``tau_comp = -F(l) dl/dq`` the
-balancer (robid.simulation.balancer_plant) acting on the link side of its joint. M, c, g are the rigid-body terms
+compensator (robid.simulation.compensator_plant) acting on the link side of its joint. M, c, g are the rigid-body terms
 of the robot's own recursive Newton-Euler (robid.simulation.rnea). The rotors' gyroscopic coupling is neglected
 (Spong's simplification, the same one the identification model makes).
 
@@ -22,7 +22,7 @@ Controller (continuous time, per joint, motor side)::
 
 Feed-forward ``tau_ff`` from the *nominal* model (the robot file) on the reference q_r(t):
 
-* ``"rigid"`` (default): rigid bodies + balancer + rotor inertia, no friction -- the PD loop must overcome
+* ``"rigid"`` (default): rigid bodies + compensator + rotor inertia, no friction -- the PD loop must overcome
   the friction, so the robot lags its reference as a real one does;
 * ``"full"``: also the smoothed friction on the reference velocity (near-perfect tracking);
 * ``"none"``: tau_ff = 0 and theta_ref = q_r (a pure PD; used to check static deflection).
@@ -65,7 +65,7 @@ from scipy.integrate import solve_ivp
 from robid import progress
 from robid.errors import RobidInputError
 from robid.model.robot_model import RobotModel
-from robid.simulation.balancer_plant import CompensatorTorques
+from robid.simulation.compensator_plant import CompensatorTorques
 from robid.simulation.feedforward import FeedForwardTable
 from robid.simulation.joint_data import JointData as JointData
 from robid.simulation.joint_data import friction_slope, friction_torque, joint_data
@@ -190,7 +190,7 @@ class Plant:
     def jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
         """Approximate d(rhs)/dx for the implicit methods: the stiff terms only -- PD gains, joint springs and
         dampers, friction slopes fv + fc/eps sech^2(v/eps) (+ the nonlinear models' d/dv, :func:`friction_slope`)
-        -- through M(q)^-1; the configuration dependence of M, c, g, the balancer and a friction ripple is left
+        -- through M(q)^-1; the configuration dependence of M, c, g, the compensator and a friction ripple is left
         out (it is slow compared with those). An inexact Jacobian only slows
         the Newton iterations of Radau/BDF/LSODA; the solution's accuracy is set by the residual and the
         tolerances."""

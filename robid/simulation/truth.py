@@ -74,7 +74,7 @@ def parameters_for(names, truth: dict[str, float]):
 
     Rigid identification sees drive-side and link-side viscous friction together (fv + fl; apart when the terms
     have ``link_viscous``, the elastic layout); a spring
-    balancer's columns are (k, k*l0).
+    compensator's columns are (k, k*l0).
     """
     import numpy as np
 

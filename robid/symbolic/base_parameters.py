@@ -212,7 +212,7 @@ def derive_base(
 ) -> BaseDerivation:
     """Rank, selection, grouping and classes (module docstring).
 
-    ``inexact_columns`` (balancer columns with sqrt) have no exact rational evaluation: the exact solve runs
+    ``inexact_columns`` (compensator columns with sqrt) have no exact rational evaluation: the exact solve runs
     without them when they are kept and nothing groups into them; if one of them is dependent, or carries a
     grouping coefficient, the float grouping is used. ``motors`` (the elastic layout's motor symbols): the
     states then include motor positions, velocities and accelerations, and each state has their rows too.

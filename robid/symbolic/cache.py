@@ -74,9 +74,9 @@ _NO_HASHES = "written by an earlier robid, without content hashes"
 def model_key(model: RobotModel, terms: tuple[str, ...]) -> str:
     """Hash of the kinematics, gravity, joint names, drives (rotor columns; gear ratios for the coupled rotor),
     coupled drives (partner joint and ratios, with the ``drive_coupling`` term), elastic joints (elastic layout),
-    balancer geometry and terms.
+    compensator geometry and terms.
 
-    Not of the inertial, friction or balancer values: the same generated code serves any of them."""
+    Not of the inertial, friction or compensator values: the same generated code serves any of them."""
     desc = {
         "generator": GENERATOR_VERSION,
         "gravity": [repr(float(g)) for g in model.gravity],
@@ -120,7 +120,7 @@ def _chain_shape(chain) -> dict:
 
 
 def _compensator_shape(c) -> str | None:
-    """What of a balancer enters the regressor columns: type and geometry, not the identified values."""
+    """What of a compensator enters the regressor columns: type and geometry, not the identified values."""
     if c is None:
         return None
     fields = {

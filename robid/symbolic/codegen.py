@@ -376,7 +376,7 @@ def nonrational_columns(program: OptimisedProgram) -> set[int]:
 def exact_function(program: OptimisedProgram, symbols: list[JointSymbols], motors=()) -> str:
     """Source of ``exact(values) -> {(row, col): Fraction}`` for a dict of Fraction inputs by symbol name.
 
-    Columns that need sqrt or non-integer powers (gas and spring balancers) are left out.
+    Columns that need sqrt or non-integer powers (gas and spring compensators) are left out.
     """
     lines = ["def exact(x):"]
     skip = nonrational_columns(program)

@@ -28,7 +28,7 @@ from robid.symbolic.program import operation_counts
 
 @dataclass(frozen=True)
 class OperationCount:
-    """Multiplications, additions and function calls (sum-angle sin/cos, square roots of balancers)."""
+    """Multiplications, additions and function calls (sum-angle sin/cos, square roots of compensators)."""
 
     mul: int
     add: int

@@ -7,7 +7,7 @@ Available terms (docs/model.md): ``rigid`` (10 standard inertial parameters per 
 the rotor with the carrying body is neglected: Spong's reduced model), ``rotor_coupled`` (the same Ia_J with the
 rotor-link inertial coupling of the complete model, Zollo et al. 2015 eq. 19-20), ``viscous`` (fv_J, column
 qd_J), ``coulomb`` (fc_J, column sign(qd_J)), ``offset`` (f0_J, column 1), ``drive_coupling`` (Iam_J, fvm_J,
-fcm_J of a motor that also turns with a second joint: :func:`drive_coupling_term`), ``compensator`` (balancers), and
+fcm_J of a motor that also turns with a second joint: :func:`drive_coupling_term`), ``compensator``, and
 for elastic joints ``stiffness`` (k_J), ``damping`` (d_J) and ``link_viscous`` (fl_J).
 
 Elastic layout (docs/elastic.md section 2). With ``stiffness`` among the terms, every joint with an
@@ -231,7 +231,7 @@ def _elastic_term(ctx: DerivationContext, prefix: str, attr: str, link_value, mo
 
 
 def compensator_term(ctx: DerivationContext) -> TermColumns:
-    from robid.symbolic.balancer_columns import compensator_columns
+    from robid.symbolic.compensator_columns import compensator_columns
 
     names, nominal, columns = [], [], []
     for i, joint in enumerate(ctx.model.joints):

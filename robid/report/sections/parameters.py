@@ -43,7 +43,7 @@ of {{ ref_labels }}.</p>{% endif %}
 <p class="caption">The unit column holds the SI unit of the value, the std, the nominal value and the references
 of its row. It is derived from the parameter's kind: mass kg, first moment kg m, inertia and rotor inertia
 kg m\u00b2, viscous friction N m s/rad, Coulomb friction and offset N m, stiffness N m/rad, damping N m s/rad (for
-a prismatic joint kg, N s/m, N, N/m), balancers as in docs/compensator.md (spring k N/m, k\u00b7l0 N, gas p0 Pa,
+a prismatic joint kg, N s/m, N, N/m), compensators as in docs/compensator.md (spring k N/m, k\u00b7l0 N, gas p0 Pa,
 Fourier coefficients N m). A grouped base parameter has the unit of the standard parameter it is named after.
 Relative std = std / |value|. The std is that of the {{ std_of }} estimate.</p>
 """

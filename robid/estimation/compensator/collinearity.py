@@ -1,15 +1,15 @@
-"""Collinearity of balancer parameters with the gravity terms of their joint (docs/compensator.md, section 3).
+"""Collinearity of compensator parameters with the gravity terms of their joint (docs/compensator.md, section 3).
 
-Arrays only: the caller passes an estimate's covariance, values and names, and each balancer parameter's
-"partners"; robid.identification.balancer_analysis finds the partners on a robot.
+Arrays only: the caller passes an estimate's covariance, values and names, and each compensator parameter's
+"partners"; robid.identification.compensator_analysis finds the partners on a robot.
 
-A balancer torque is a function of the joint angle only, like the gravity torque and a constant offset. With
+A compensator torque is a function of the joint angle only, like the gravity torque and a constant offset. With
 a known geometry, the spring's stiffness column ``l dl/dq`` is even *exactly* a first harmonic of the joint
-angle: on a robot whose axis-2 balancer is anchored on a body that does not tilt (axis 1 vertical), it is a
+angle: on a robot whose axis-2 compensator is anchored on a body that does not tilt (axis 1 vertical), it is a
 multiple of the gravity column of the first moment ``mx`` of the same joint's row, and only the *dynamic*
 appearances of ``mx`` (coupling and centrifugal terms) separate the two. For every compensator parameter
 ``c`` and its "partners" p (the base parameters of the same joint row that also act at standstill: gravity,
-offset, other balancer parameters) the report gives
+offset, other compensator parameters) the report gives
 
 * the pairwise correlation of the estimates ``rho_cp = S_cp / sqrt(S_cc S_pp)``, flagged by name when
   ``|rho_cp| > threshold``;
@@ -20,7 +20,7 @@ offset, other balancer parameters) the report gives
   (e.g. ``mx`` and ``my`` of the same link: any first harmonic of the angle) while no single pair exceeds the
   threshold;
 * the well-identified combined quantity: the direction of smallest variance of the covariance block ``S_BB``
-  of ``c`` and its collinear partners, normalised so that the balancer parameter has coefficient 1::
+  of ``c`` and its collinear partners, normalised so that the compensator parameter has coefficient 1::
 
       minimise  w^T S_BB w   subject to  w_c = 1    =>   w = S_BB^-1 e_c / [S_BB^-1]_cc,
       var(w^T theta) = 1 / [S_BB^-1]_cc = S_cc (1 - R_B^2)
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.estimation.balancer._numbers import finite_or_none as _num
+from robid.estimation.compensator._numbers import finite_or_none as _num
 from robid.estimation.statistics import correlation_matrix
 
 #: partner kinds that count as gravity-related (the multiple correlation is taken over these)
@@ -49,7 +49,7 @@ GRAVITY_KINDS = ("gravity", "offset")
 
 @dataclass(frozen=True)
 class PartnerCorrelation:
-    """Correlation of a balancer parameter's estimate with one partner's."""
+    """Correlation of a compensator parameter's estimate with one partner's."""
 
     name: str
     kind: str  # "gravity" | "offset" | "compensator" | any label the caller gives
@@ -59,14 +59,14 @@ class PartnerCorrelation:
 
 @dataclass(frozen=True)
 class CombinedQuantity:
-    """``sum_i coefficients[i] * theta[names[i]]``, the balancer parameter (first) with coefficient 1."""
+    """``sum_i coefficients[i] * theta[names[i]]``, the compensator parameter (first) with coefficient 1."""
 
     names: tuple[str, ...]
     coefficients: tuple[float, ...]
     value: float
     std: float
-    std_alone: float  # standard deviation of the balancer parameter by itself
-    multiple_correlation: float  # R of the balancer parameter with the other members
+    std_alone: float  # standard deviation of the compensator parameter by itself
+    multiple_correlation: float  # R of the compensator parameter with the other members
 
     @property
     def relative_std_percent(self) -> float:
@@ -74,7 +74,7 @@ class CombinedQuantity:
 
     @property
     def std_ratio(self) -> float:
-        """How many times better the combination is determined than the balancer parameter alone."""
+        """How many times better the combination is determined than the compensator parameter alone."""
         return self.std_alone / self.std if self.std > 0 else float("inf")
 
     def expression(self, digits: int = 4) -> str:
@@ -104,7 +104,7 @@ class CombinedQuantity:
 
 @dataclass(frozen=True)
 class CompensatorCollinearity:
-    """Collinearity of one balancer parameter with the gravity-related parameters of its joint."""
+    """Collinearity of one compensator parameter with the gravity-related parameters of its joint."""
 
     name: str
     joint: str | None
@@ -278,12 +278,12 @@ def collinearity_report(
     static_correlation: Mapping[str, float] | None = None,
     notes: Sequence[str] = (),
 ) -> CollinearityReport:
-    """Collinearity of every balancer parameter with the gravity-related parameters of its joint.
+    """Collinearity of every compensator parameter with the gravity-related parameters of its joint.
 
-    ``partners`` maps each balancer parameter name to ``{partner name: kind}``; kinds ``"gravity"`` and
+    ``partners`` maps each compensator parameter name to ``{partner name: kind}``; kinds ``"gravity"`` and
     ``"offset"`` enter the multiple correlation, any other kind (``"compensator"``: the other parameters of the
-    same balancer) only the pairwise test. ``joints`` ({balancer parameter: joint name}) and
-    ``static_correlation`` ({balancer parameter: R of the columns at standstill}) are carried into the report.
+    same compensator) only the pairwise test. ``joints`` ({compensator parameter: joint name}) and
+    ``static_correlation`` ({compensator parameter: R of the columns at standstill}) are carried into the report.
     See the module docstring for the equations; ``threshold`` applies to |pairwise correlation| and to R.
     """
     names = [str(n) for n in names]
@@ -308,9 +308,9 @@ def collinearity_report(
         static = None if static_correlation is None else static_correlation.get(comp)
         entries.append(_entry(cov, rho, values, names, comp, kinds, threshold, joint, static))
     all_notes = [
-        f"balancer collinearity: flagged when |corr| with a partner > {threshold:g} or the multiple correlation "
+        f"compensator collinearity: flagged when |corr| with a partner > {threshold:g} or the multiple correlation "
         f"with the gravity-related partners (gravity, offset) > {threshold:g}; the combined quantity is the "
-        "smallest-variance combination with coefficient 1 on the balancer parameter"
+        "smallest-variance combination with coefficient 1 on the compensator parameter"
     ] + list(notes)
     return CollinearityReport(threshold, tuple(entries), tuple(all_notes))
 
@@ -326,7 +326,7 @@ def _entry(
     joint: str | None,
     static: float | None,
 ) -> CompensatorCollinearity:
-    """One balancer parameter's entry: pairwise and multiple correlation, combined quantity (module docstring)."""
+    """One compensator parameter's entry: pairwise and multiple correlation, combined quantity (module docstring)."""
     index = {n: k for k, n in enumerate(names)}
     c = index[comp]
     plist = []

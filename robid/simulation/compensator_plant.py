@@ -1,11 +1,11 @@
-"""The virtual robot's gravity compensators (balancers): torques from the compensator geometry (docs/interfaces.md
+"""The virtual robot's gravity compensators: torques from the compensator geometry (docs/interfaces.md
 section 1.2).
 
-Deliberately independent of robid.model.balancer, which the identification uses: the simulator is the oracle of
+Deliberately independent of robid.model.compensator, which the identification uses: the simulator is the oracle of
 the end-to-end tests, so a mistake in one copy of the geometry or the force laws shows up as a mismatch instead
 of sitting on both sides.
 
-A balancer on joint i acts between ``base_point`` b (fixed in body frame i-1, the base frame for i = 1) and
+A compensator on joint i acts between ``base_point`` b (fixed in body frame i-1, the base frame for i = 1) and
 ``link_point`` p (fixed in body frame i). With ``T_{i-1,i}(q) = A . M(q) . B`` the link point in frame i-1 is
 
     r(q) = p_A + R_A (M(q) (R_B p + p_B))          (M: rotation about / translation along the axis u)
@@ -21,8 +21,8 @@ The force along the line, F > 0 pushing the points apart, is
     spring:  F = stiffness * (free_length - l)
     gas:     F = -p0 * area * (v0 / (v0 - area * (l - l0)))**n
 
-and the balancer exerts the generalised force ``+F dl/dq`` on joint i, so the motor supplies on top of the
-rigid-body torque ``tau_comp = -F(l) dl/dq``. In the plant the balancer acts on the link side of its joint.
+and the compensator exerts the generalised force ``+F dl/dq`` on joint i, so the motor supplies on top of the
+rigid-body torque ``tau_comp = -F(l) dl/dq``. In the plant the compensator acts on the link side of its joint.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def check_compensator(comp: Compensator, where: str) -> None:
 
 
 def _constants(joint: Joint) -> tuple:
-    """Constants of the balancer geometry: the link point after M is v(q) = v0 + sin(q') K v0 + (1 - cos(q')) K^2 v0
+    """Constants of the compensator geometry: the link point after M is v(q) = v0 + sin(q') K v0 + (1 - cos(q')) K^2 v0
     (Rodrigues, q' = q + offset) for a revolute joint, v0 + q' u for a prismatic one."""
     g = joint.geometry
     comp = joint.compensator
@@ -142,7 +142,7 @@ class CompensatorTorques:
         return bool(self.indices)
 
     def torque(self, q: np.ndarray) -> np.ndarray:
-        """(N, dof) torques the motors supply against the balancers."""
+        """(N, dof) torques the motors supply against the compensators."""
         q = np.atleast_2d(np.asarray(q, dtype=float))
         out = np.zeros_like(q)
         for i in self.indices:

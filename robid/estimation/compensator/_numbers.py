@@ -1,4 +1,4 @@
-"""JSON-ready numbers for the balancer records' ``to_dict()``."""
+"""JSON-ready numbers for the compensator records' ``to_dict()``."""
 
 from __future__ import annotations
 

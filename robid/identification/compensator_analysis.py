@@ -1,19 +1,19 @@
-"""Balancer (gravity compensator) identifiability on an identification (robid.identification.Identification):
+"""Gravity compensator identifiability on an identification (robid.identification.Identification):
 collinearity report (recorded in RESULT.json's ``compensator``), re-estimation with datasheet values held fixed,
 gas-cylinder nonlinear refinement.
 
-The numerics are in :mod:`robid.estimation.balancer` (arrays only) and the physics in
-:mod:`robid.model.balancer`; this module supplies what needs the robot and the processed data sets:
+The numerics are in :mod:`robid.estimation.compensator` (arrays only) and the physics in
+:mod:`robid.model.compensator`; this module supplies what needs the robot and the processed data sets:
 
-* the partners of every balancer parameter: the base parameters that act at standstill in the balancer's joint
+* the partners of every compensator parameter: the base parameters that act at standstill in the compensator's joint
   row. They are found numerically from the static base regressor ``W(q, 0, 0)`` at random poses inside the
   joint limits: a column that is non-zero in that row is a partner, of kind ``offset`` when constant over the
-  poses, ``compensator`` for another balancer parameter, ``gravity`` otherwise (Coulomb columns vanish at
-  qd = 0). ``static_correlation`` is the (uncentred) multiple correlation of the balancer column with its
-  gravity and offset partners' columns over those poses: how much of the balancer torque, as a function of the
-  pose alone, gravity terms can imitate (1.000 for a spring's stiffness column on an axis-2 balancer anchored on
+  poses, ``compensator`` for another compensator parameter, ``gravity`` otherwise (Coulomb columns vanish at
+  qd = 0). ``static_correlation`` is the (uncentred) multiple correlation of the compensator column with its
+  gravity and offset partners' columns over those poses: how much of the compensator torque, as a function of the
+  pose alone, gravity terms can imitate (1.000 for a spring's stiffness column on an axis-2 compensator anchored on
   a body that does not tilt: there only the dynamics separate the two);
-* the balancer column of a gas cylinder for any geometry, evaluated on every data set's processed joint angle
+* the compensator column of a gas cylinder for any geometry, evaluated on every data set's processed joint angle
   and passed through the same filter as the regressor (parallel filtering), for the nonlinear refinement, and
   the physical region of that geometry (positive gas volume over the recorded stroke).
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from robid.defaults import IRLS, OLS, WLS
 from robid.errors import RobidInputError
-from robid.estimation.balancer import (
+from robid.estimation.compensator import (
     CollinearityReport,
     FixedEstimate,
     NonlinearRefinement,
@@ -39,23 +39,23 @@ from robid.estimation.balancer import (
     gas_volume_positive,
     refine_nonlinear_compensator,
 )
-from robid.model import balancer as physics
+from robid.model import compensator as physics
 
 COMP_PREFIX = "comp_"
 
 
-def balancer_parameters(names: Sequence[str]) -> list[str]:
+def compensator_parameters(names: Sequence[str]) -> list[str]:
     return [n for n in names if n.startswith(COMP_PREFIX)]
 
 
 def static_partners(
     robot, samples: int = 64, seed: int = 0
 ) -> tuple[dict[str, dict[str, str]], dict[str, str], dict[str, float]]:
-    """({balancer parameter: {partner: kind}}, {balancer parameter: joint name}, {balancer parameter: static R})
-    for the base parameters of ``robot`` (module docstring)."""
+    """({compensator parameter: {partner: kind}}, {compensator parameter: joint name}, {compensator parameter:
+    static R}) for the base parameters of ``robot`` (module docstring)."""
     base = robot.base_parameters()
     names = list(base.names)
-    comps = balancer_parameters(names)
+    comps = compensator_parameters(names)
     if not comps:
         return {}, {}, {}
     rng = np.random.default_rng(seed)
@@ -102,20 +102,20 @@ def static_partners(
 def compensator_report(
     result, threshold: float | None = None, partners: Mapping[str, Mapping[str, str]] | None = None
 ) -> CollinearityReport | None:
-    """Collinearity report of every balancer parameter of an Identification (None without a balancer).
+    """Collinearity report of every compensator parameter of an Identification (None without a compensator).
 
     ``threshold`` defaults to the identification's correlation threshold (0.95); ``partners`` overrides the
-    static partners (e.g. to test a balancer parameter against inertia parameters too).
+    static partners (e.g. to test a compensator parameter against inertia parameters too).
     """
     names = list(result.estimate.names)
-    if not balancer_parameters(names):
+    if not compensator_parameters(names):
         return None
     found, joints, static = static_partners(result.robot)
     th = result.identifiability.thresholds.correlation_threshold if threshold is None else float(threshold)
     est = result.estimate
     notes = [
         f"values and covariance of the unconstrained {est.method} estimate",
-        "static_correlation: multiple correlation of the balancer column with the gravity and offset columns of "
+        "static_correlation: multiple correlation of the compensator column with the gravity and offset columns of "
         "its joint over random poses inside the limits (1 = gravity terms can imitate it at standstill; only the "
         "dynamics separate them)",
     ]
@@ -163,7 +163,7 @@ def fix_result_parameters(
 
 
 def gas_joint(model, joint: str | None = None):
-    """(index, Joint) of the gas-cylinder balancer (the only one, or the named joint)."""
+    """(index, Joint) of the gas-cylinder compensator (the only one, or the named joint)."""
     found = [(i, j) for i, j in enumerate(model.joints) if j.compensator is not None and j.compensator.type == "gas"]
     if joint is not None:
         found = [(i, j) for i, j in found if j.name == joint]
@@ -179,7 +179,7 @@ def gas_geometry(compensator) -> dict[str, float]:
 
 def gas_pressure(joint, q: np.ndarray, p0: float | None = None, geometry: Mapping[str, float] | None = None):
     """Gas pressure p(q) = p0 (v0 / (v0 - A (l(q) - l0)))^n [Pa] of a joint's gas cylinder at joint angles q
-    (robid.model.balancer.gas_pressure at the anchor length l(q))."""
+    (robid.model.compensator.gas_pressure at the anchor length l(q))."""
     comp = joint.compensator
     g = gas_geometry(comp) if geometry is None else dict(geometry)
     length, _ = physics.anchor_length(joint, np.asarray(q, dtype=float).reshape(-1))
@@ -226,8 +226,9 @@ def refine_gas(
 ) -> NonlinearRefinement:
     """Nonlinear refinement of a gas cylinder's ``free`` geometry parameters (``n``, ``l0``, ``v0``) around the
     linear p0 solution of an identification result, with the separability check
-    (:func:`robid.estimation.balancer.refine_nonlinear_compensator`); geometries whose gas volume is not
-    positive over the recorded stroke are outside the search (:func:`robid.estimation.balancer.gas_volume_positive`)."""
+    (:func:`robid.estimation.compensator.refine_nonlinear_compensator`); geometries whose gas volume is not
+    positive over the recorded stroke are outside the search
+    (:func:`robid.estimation.compensator.gas_volume_positive`)."""
     index, jm = gas_joint(result.robot.model, joint)
     name = f"{COMP_PREFIX}p0_{jm.name}"
     if name not in result.estimate.names:

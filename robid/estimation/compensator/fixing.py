@@ -1,4 +1,4 @@
-"""Holding balancer (or any) parameters at datasheet values and re-estimating the others (docs/compensator.md,
+"""Holding compensator (or any) parameters at datasheet values and re-estimating the others (docs/compensator.md,
 section 4).
 
 A parameter ``theta_i`` held at a datasheet value ``v_i`` moves its column to the torque side:
@@ -20,7 +20,7 @@ import numpy as np
 from robid.defaults import WLS
 from robid.errors import RobidInputError
 from robid.estimation import _lsq
-from robid.estimation.balancer._numbers import finite_or_none as _num
+from robid.estimation.compensator._numbers import finite_or_none as _num
 from robid.estimation.estimators import estimate
 from robid.estimation.results import EstimationResult
 from robid.estimation.statistics import weighted_regressor

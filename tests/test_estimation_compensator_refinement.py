@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from robid.errors import RobidInputError
-from robid.estimation.balancer import gas_cylinder_column, gas_volume_positive, refine_nonlinear_compensator
+from robid.estimation.compensator import gas_cylinder_column, gas_volume_positive, refine_nonlinear_compensator
 
 LIMIT = 1.5  # the "physical" region of the toy geometry: a <= LIMIT
 

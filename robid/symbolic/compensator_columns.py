@@ -1,8 +1,8 @@
-"""Gravity-compensator (balancer) regressor columns (docs/interfaces.md section 1.2, docs/compensator.md section 1).
+"""Gravity-compensator regressor columns (docs/interfaces.md section 1.2, docs/compensator.md section 1).
 
-A balancer acts between ``base_point`` (fixed in the previous body, frame i-1) and ``link_point`` (fixed in
+A compensator acts between ``base_point`` (fixed in the previous body, frame i-1) and ``link_point`` (fixed in
 joint i's body, frame i) with a force F(l) along the line, F > 0 pushing apart; the motor supplies on top of
-the rigid-body torque tau_comp = -F(l) dl/dq. The geometry and the force laws are robid.model.balancer's,
+the rigid-body torque tau_comp = -F(l) dl/dq. The geometry and the force laws are robid.model.compensator's,
 evaluated here in exact arithmetic (:data:`EXACT`): with s = sin(q + offset), c = cos(q + offset) the anchor
 vector d(q) is polynomial in s, c, so l^2 = d . d and l dl/dq = d . dd/dq are expanded polynomials and
 l = sqrt(l^2):
@@ -12,8 +12,8 @@ l = sqrt(l^2):
 - gas cylinder, F = -p0 A (v0 / (v0 - A (l - l0)))^n:  tau = p0 * A (v0/(v0 - A (l - l0)))^n dl/dq, linear in
   p0 with the geometry and exponent known, parameter ``comp_p0_J``.
 
-- Fourier basis for a balancer of unknown construction: tau = sum_k b_k sin(k (q - q_s)), parameters
-  ``comp_b<k>_J``. A two-point balancer's torque is odd about the angle q_s at which the link point crosses the
+- Fourier basis for a compensator of unknown construction: tau = sum_k b_k sin(k (q - q_s)), parameters
+  ``comp_b<k>_J``. A two-point compensator's torque is odd about the angle q_s at which the link point crosses the
   line through the base point and the joint axis, so only these sines belong in the basis (Assadi notes,
   section 2.5: with q_s = 90 deg the terms are -cos q, -sin 2q, cos 3q, ...; a cos 2q term is wrong).
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from robid.model.balancer import Arithmetic, anchor_vectors, gas_p0_column, length_and_rate, spring_columns
+from robid.model.compensator import Arithmetic, anchor_vectors, gas_p0_column, length_and_rate, spring_columns
 from robid.model.robot_model import Joint
 from robid.symbolic.geometry import JointSymbols, exact
 
@@ -31,14 +31,14 @@ EXACT = Arithmetic(number=exact, sqrt=sp.sqrt, normal=sp.expand)
 
 
 def motion_symbols(joint: Joint, sym: JointSymbols):
-    """The motion variables of robid.model.balancer.anchor_vectors: (s, c) of q + offset, or q + offset."""
+    """The motion variables of robid.model.compensator.anchor_vectors: (s, c) of q + offset, or q + offset."""
     if sym.revolute:
         return sym.s, sym.c
     return sym.q + exact(joint.geometry.displacement_offset)
 
 
 def compensator_columns(joint: Joint, sym: JointSymbols) -> tuple[list[str], list[float], list[sp.Expr]]:
-    """(parameter names, nominal values, torque column in the joint's own row) of one balancer."""
+    """(parameter names, nominal values, torque column in the joint's own row) of one compensator."""
     c = joint.compensator
     if c.type == "fourier":
         return fourier_columns(joint, sym)

@@ -1,4 +1,4 @@
-"""Balancer torques tau_comp = -F(l) dl/dq against hand geometry (law of cosines) at three angles."""
+"""Compensator torques tau_comp = -F(l) dl/dq against hand geometry (law of cosines) at three angles."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 
 from robid.errors import RobidInputError
 from robid.model.loader import read_robot
-from robid.simulation.balancer_plant import CompensatorTorques
+from robid.simulation.compensator_plant import CompensatorTorques
 
 
-def test_kr_heavy_gas_balancer_by_hand():
+def test_kr_heavy_gas_compensator_by_hand():
     """Source model (robot file comment): l^2 = D^2 + k^2 - 2 D k cos(delta), delta = q2 + 95 deg, lever
     h = D k sin(delta) / l, gas pressure p = p0 v0 / (v0 - A (l - l0)) (n = 1), torque supplied = p A h."""
     model = read_robot("kr_heavy")
@@ -55,7 +55,7 @@ joints:
 """
 
 
-def test_spring_balancer_by_hand(tmp_path):
+def test_spring_compensator_by_hand(tmp_path):
     """Link point (0.4 cos q, 0.4 sin q), base point (0, 0.3): l^2 = 0.25 - 0.24 sin q, dl/dq = -0.12 cos q / l,
     F = k (L0 - l) pushing apart, tau_comp = -F dl/dq."""
     path = tmp_path / "spring.yaml"

@@ -1,5 +1,5 @@
 """The gas cylinder's regressor column for the estimation, and the physical region of its geometry
-(docs/compensator.md, sections 1 and 5; the gas law itself is robid.model.balancer's).
+(docs/compensator.md, sections 1 and 5; the gas law itself is robid.model.compensator's).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from robid.errors import RobidInputError
-from robid.model.balancer import gas_p0_column, gas_volume
+from robid.model.compensator import gas_p0_column, gas_volume
 
 
 def gas_cylinder_column(
@@ -18,7 +18,7 @@ def gas_cylinder_column(
     """Regressor column of p0 for a gas cylinder: ``A (v0 / (v0 - A (l - l0)))^n dl/dq``.
 
     With ``F = -p0 A (v0/(v0 - A (l - l0)))^n`` (pulling the anchors together) the motor supplies
-    ``tau = -F dl/dq`` (docs/interfaces.md 1.2), which is p0 times this column (robid.model.balancer.gas_p0_column).
+    ``tau = -F dl/dq`` (docs/interfaces.md 1.2), which is p0 times this column (robid.model.compensator.gas_p0_column).
     ``length`` and ``dlength`` are l(q) and dl/dq at the samples (any shape). A geometry whose gas volume is not
     positive at some sample is refused with a message naming it.
     """
@@ -32,7 +32,7 @@ def gas_cylinder_column(
 
 
 def gas_volume_positive(length: np.ndarray) -> Callable[[Mapping[str, float]], bool]:
-    """``feasible(geometry)`` for :func:`robid.estimation.balancer.refinement.refine_nonlinear_compensator`:
+    """``feasible(geometry)`` for :func:`robid.estimation.compensator.refinement.refine_nonlinear_compensator`:
     whether the gas volume ``v0 - A (l - l0)`` is positive at every length l given (the recorded stroke)."""
     length = np.asarray(length, dtype=float)
 

@@ -1,16 +1,16 @@
-"""Gravity compensator (balancer) physics: anchor geometry l(q), dl/dq, spring and gas force laws, and the
+"""Gravity compensator physics: anchor geometry l(q), dl/dq, spring and gas force laws, and the
 regressor columns they give (docs/interfaces.md section 1.2, docs/compensator.md section 1).
 
 Written once for two kinds of numbers: numpy arrays (identification, estimation) and exact sympy expressions
 (the symbolic regressor). Only ``+ - * / **`` are used on the values; what else a formula needs -- turning a
 robot-file constant into a number, a square root, the normal form of a polynomial -- comes from an
 :class:`Arithmetic` (``NUMERIC`` for arrays; the symbolic stage passes its exact one), so this module never
-imports sympy. The virtual robot (robid.simulation.balancer_plant) keeps its own, independent copy on purpose:
+imports sympy. The virtual robot (robid.simulation.compensator_plant) keeps its own, independent copy on purpose:
 it is the oracle the identification is tested against.
 
-Geometry. A balancer on joint i acts between ``base_point`` b (fixed in body frame i-1) and ``link_point`` p
+Geometry. A compensator on joint i acts between ``base_point`` b (fixed in body frame i-1) and ``link_point`` p
 (fixed in body frame i). With ``T_{i-1,i}(q) = A . M(q) . B`` (docs/model.md) the link point in frame i-1 is
-``r(q) = p_A + R_A M(q) w`` with ``w = R_B p + p_B``, and the balancer's vector ``d(q) = r(q) - b`` gives
+``r(q) = p_A + R_A M(q) w`` with ``w = R_B p + p_B``, and the compensator's vector ``d(q) = r(q) - b`` gives
 
     l = |d|,        l dl/dq = d . dd/dq  (= (1/2) d(l^2)/dq),        dl/dq = (d . dd/dq) / l
 
@@ -40,7 +40,7 @@ def _same(x):
 
 @dataclass(frozen=True)
 class Arithmetic:
-    """What the balancer formulas need besides ``+ - * / **``, for one kind of number.
+    """What the compensator formulas need besides ``+ - * / **``, for one kind of number.
 
     ``number`` turns a robot-file constant (float) into this arithmetic's number (the symbolic stage: an exact
     rational, so that structural zeros stay exact); ``sqrt`` is the square root; ``normal`` brings a polynomial
@@ -108,7 +108,7 @@ def length_and_rate(d: Vector, dd: Vector, arithmetic: Arithmetic = NUMERIC) -> 
 
 
 def anchor_length(joint: Joint, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """l(q) [m] and dl/dq [m/rad or m/m] of a joint's balancer at joint values q of shape (N,) (numpy)."""
+    """l(q) [m] and dl/dq [m/rad or m/m] of a joint's compensator at joint values q of shape (N,) (numpy)."""
     q = np.atleast_1d(np.asarray(q, dtype=float))
     length, rate = length_and_rate(*anchor_vectors(joint, motion_variables(joint, q)))
     return length, rate / length
@@ -134,8 +134,8 @@ def _dot(a: Vector, b: Vector):
 # -------------------------------------------------------------------------------------------- force laws
 
 
-def balancer_torque(force, dlength):
-    """Torque the motor supplies against the balancer, ``tau = -F(l) dl/dq`` (docs/interfaces.md 1.2)."""
+def compensator_torque(force, dlength):
+    """Torque the motor supplies against the compensator, ``tau = -F(l) dl/dq`` (docs/interfaces.md 1.2)."""
     return -force * dlength
 
 
@@ -175,4 +175,4 @@ def spring_columns(length, dlength) -> tuple[Any, Any]:
 def gas_p0_column(length, dlength, area, l0, v0, n):
     """Column of p0: ``tau = -F dl/dq = p0 A (v0 / (v0 - A (l - l0)))^n dl/dq`` is linear in p0 once A, l0,
     v0 and n are known."""
-    return balancer_torque(gas_force(length, 1, area, l0, v0, n), dlength)
+    return compensator_torque(gas_force(length, 1, area, l0, v0, n), dlength)

@@ -1,11 +1,11 @@
-"""Nonlinear refinement of a balancer's geometry by variable projection, with a separability check
+"""Nonlinear refinement of a compensator's geometry by variable projection, with a separability check
 (docs/compensator.md, section 5).
 
 Arrays only: the caller passes the stacked regressor ``W`` (N, dof, nb), the torque ``tau`` (N, dof), the
-parameter names and a function that evaluates the linear balancer parameter's regressor column for a given
-geometry (robid.identification.balancer_analysis builds it for a gas cylinder from robid.model.balancer).
+parameter names and a function that evaluates the linear compensator parameter's regressor column for a given
+geometry (robid.identification.compensator_analysis builds it for a gas cylinder from robid.model.compensator).
 
-A gas cylinder's column ``A (v0 / (v0 - A (l - l0)))^n dl/dq`` (:func:`robid.estimation.balancer.gas.
+A gas cylinder's column ``A (v0 / (v0 - A (l - l0)))^n dl/dq`` (:func:`robid.estimation.compensator.gas.
 gas_cylinder_column`) is linear in the pressure p0 but not in the exponent n or the lengths/volumes. Around the
 linear solution the free geometry parameters phi are refined by variable projection: for a given phi the linear
 parameters (p0 and all others) are the weighted least-squares solution ``beta(phi)``, and
@@ -36,7 +36,7 @@ import numpy as np
 from robid.defaults import WLS
 from robid.errors import RobidInputError
 from robid.estimation import _lsq
-from robid.estimation.balancer._numbers import finite_or_none as _num
+from robid.estimation.compensator._numbers import finite_or_none as _num
 from robid.estimation.estimators import estimate
 from robid.estimation.results import EstimationResult
 from robid.estimation.statistics import correlation_matrix
@@ -138,14 +138,14 @@ def refine_nonlinear_compensator(
     max_nfev: int = 200,
     feasible: Callable[[Geometry], bool] | None = None,
 ) -> NonlinearRefinement:
-    """Refine geometry/exponent parameters of a balancer whose column is nonlinear in them (module docstring).
+    """Refine geometry/exponent parameters of a compensator whose column is nonlinear in them (module docstring).
 
     ``column(geometry)`` returns the (N, dof) regressor column of the linear parameter ``compensator`` (e.g.
     ``comp_p0_A2``) for a full geometry dict (``start`` with the free entries replaced), filtered exactly like
     ``W``. ``W`` holds that column at the start geometry (only its other columns are used). ``joint_weights``
     (1/sigma_j) default to those of a WLS fit at the start geometry. ``bounds`` ({name: (lo, hi)}) default to
     +-50 % around the start value. ``feasible(geometry)`` says whether a geometry inside the bounds is physical
-    (e.g. :func:`robid.estimation.balancer.gas.gas_volume_positive`); the objective is a finite penalty where it
+    (e.g. :func:`robid.estimation.compensator.gas.gas_volume_positive`); the objective is a finite penalty where it
     is not. Without it, every geometry inside the bounds must give a column. ``serial_correlation``: inflate each
     joint's residual variance by :func:`serial_inflation` (needed for low-passed, non-periodic data, whose samples
     are not independent; about 1 for white residuals).
@@ -197,7 +197,7 @@ def _least_squares(problem: _Projection, x0: np.ndarray, lo: np.ndarray, hi: np.
 def _linear_start(
     W: np.ndarray, tau: np.ndarray, names: list[str], c: int, column: Callable, start: dict[str, float]
 ) -> tuple[np.ndarray, EstimationResult]:
-    """The regressor with the balancer column at the start geometry, and its WLS estimate (the linear solution)."""
+    """The regressor with the compensator column at the start geometry, and its WLS estimate (the linear solution)."""
     W0 = np.array(W)
     W0[:, :, c] = _checked_column(column, start, W.shape[:2])
     return W0, estimate(W0, tau, names, method=WLS)

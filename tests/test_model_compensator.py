@@ -1,4 +1,4 @@
-"""Balancer physics (robid.model.balancer) against independent references: the law of cosines by hand, the
+"""Compensator physics (robid.model.compensator) against independent references: the law of cosines by hand, the
 joint's own 4x4 transform, central differences for dl/dq, hand values of the force laws, and the same functions
 evaluated with sympy and with numpy."""
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from robid.model import balancer
+from robid.model import compensator
 from robid.model.robot_model import Compensator, Joint, JointGeometry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +66,7 @@ def test_anchor_length_is_the_law_of_cosines():
     dl/dq = -L R cos t / l."""
     big_l, r, offset = 0.8, 0.2, math.radians(30.0)
     q = np.radians([-100.0, -30.0, 0.0, 45.0, 170.0])
-    length, dl = balancer.anchor_length(planar_joint(big_l, r, offset), q)
+    length, dl = compensator.anchor_length(planar_joint(big_l, r, offset), q)
     t = q + offset
     expected = np.sqrt(big_l**2 + r**2 - 2 * big_l * r * np.sin(t))
     np.testing.assert_allclose(length, expected, rtol=1e-13)
@@ -77,7 +77,7 @@ def test_anchor_length_is_the_law_of_cosines():
 def test_anchor_length_matches_the_joint_transform(kind):
     joint = skewed_joint(kind)
     q = np.linspace(-1.5, 1.5, 7)
-    np.testing.assert_allclose(balancer.anchor_length(joint, q)[0], transform_reference(joint, q), rtol=1e-12)
+    np.testing.assert_allclose(compensator.anchor_length(joint, q)[0], transform_reference(joint, q), rtol=1e-12)
 
 
 @pytest.mark.parametrize("kind", ["revolute", "prismatic"])
@@ -86,37 +86,37 @@ def test_dl_dq_matches_central_differences(kind):
     q = np.linspace(-1.2, 1.2, 9)
     h = 1e-6
     numeric = (transform_reference(joint, q + h) - transform_reference(joint, q - h)) / (2 * h)
-    np.testing.assert_allclose(balancer.anchor_length(joint, q)[1], numeric, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(compensator.anchor_length(joint, q)[1], numeric, rtol=1e-6, atol=1e-9)
 
 
 def test_force_laws_at_hand_values():
     k, l0 = 2.0e4, 0.9
-    assert balancer.spring_force(l0, k, l0) == 0.0
-    assert balancer.spring_force(l0 - 0.1, k, l0) == pytest.approx(0.1 * k)  # compressed: pushes apart
-    assert balancer.spring_force(l0 + 0.1, k, l0) == pytest.approx(-0.1 * k)
+    assert compensator.spring_force(l0, k, l0) == 0.0
+    assert compensator.spring_force(l0 - 0.1, k, l0) == pytest.approx(0.1 * k)  # compressed: pushes apart
+    assert compensator.spring_force(l0 + 0.1, k, l0) == pytest.approx(-0.1 * k)
     area, gl0, v0, p0 = GAS["area"], GAS["l0"], GAS["v0"], 1.6e7
     # at the reference length the pressure is p0 and the cylinder pulls with p0 A
-    assert balancer.gas_force(gl0, p0, area, gl0, v0, 1.3) == pytest.approx(-p0 * area)
+    assert compensator.gas_force(gl0, p0, area, gl0, v0, 1.3) == pytest.approx(-p0 * area)
     # extended by v0 / (2 A): the gas volume halves, p = p0 2^n
     half = gl0 + v0 / (2 * area)
-    assert balancer.gas_volume(half, area, gl0, v0) == pytest.approx(v0 / 2)
-    assert balancer.gas_pressure(half, p0, area, gl0, v0, 1.3) == pytest.approx(p0 * 2**1.3)
-    assert balancer.gas_force(half, p0, area, gl0, v0, 1.3) == pytest.approx(-p0 * area * 2**1.3)
+    assert compensator.gas_volume(half, area, gl0, v0) == pytest.approx(v0 / 2)
+    assert compensator.gas_pressure(half, p0, area, gl0, v0, 1.3) == pytest.approx(p0 * 2**1.3)
+    assert compensator.gas_force(half, p0, area, gl0, v0, 1.3) == pytest.approx(-p0 * area * 2**1.3)
     # retracted by v0 / A: the volume doubles, isothermal pressure halves
-    assert balancer.gas_pressure(gl0 - v0 / area, p0, area, gl0, v0, 1.0) == pytest.approx(p0 / 2)
+    assert compensator.gas_pressure(gl0 - v0 / area, p0, area, gl0, v0, 1.0) == pytest.approx(p0 / 2)
 
 
 def test_columns_reproduce_the_motor_torque():
     """tau = -F dl/dq (docs/interfaces.md 1.2): spring k * col_k + (k l0) * col_kl0, gas p0 * col_p0."""
     length, dl = np.array([0.7, 0.8, 0.95]), np.array([-0.1, 0.05, 0.2])
     k, l0 = 2.0e4, 0.9
-    col_k, col_kl0 = balancer.spring_columns(length, dl)
+    col_k, col_kl0 = compensator.spring_columns(length, dl)
     np.testing.assert_allclose(k * col_k + k * l0 * col_kl0, -k * (l0 - length) * dl, rtol=1e-13)
     p0 = 1.6e7
     pressure = p0 * (GAS["v0"] / (GAS["v0"] - GAS["area"] * (length - GAS["l0"]))) ** GAS["n"]
-    np.testing.assert_allclose(p0 * balancer.gas_p0_column(length, dl, **GAS), pressure * GAS["area"] * dl,
+    np.testing.assert_allclose(p0 * compensator.gas_p0_column(length, dl, **GAS), pressure * GAS["area"] * dl,
                                rtol=1e-13)
-    assert balancer.balancer_torque(3.0, 2.0) == -6.0
+    assert compensator.compensator_torque(3.0, 2.0) == -6.0
 
 
 @pytest.mark.parametrize("kind", ["revolute", "prismatic"])
@@ -124,30 +124,30 @@ def test_sympy_and_numpy_evaluations_agree(kind):
     """The same functions with exact sympy numbers (lambdified) and with numpy arrays."""
     joint = skewed_joint(kind)
     x = sp.Symbol("x", real=True)
-    exact = balancer.Arithmetic(number=lambda v: sp.Rational(repr(float(v))), sqrt=sp.sqrt, normal=sp.expand)
+    exact = compensator.Arithmetic(number=lambda v: sp.Rational(repr(float(v))), sqrt=sp.sqrt, normal=sp.expand)
     if kind == "revolute":
         theta = x + exact.number(joint.geometry.angle_offset)
         motion = (sp.sin(theta), sp.cos(theta))
     else:
         motion = x + exact.number(joint.geometry.displacement_offset)
-    length, rate = balancer.length_and_rate(*balancer.anchor_vectors(joint, motion, exact), exact)
+    length, rate = compensator.length_and_rate(*compensator.anchor_vectors(joint, motion, exact), exact)
     gas = {k: exact.number(v) for k, v in GAS.items()}
-    force = balancer.gas_force(length, exact.number(5e6), **gas)
-    column = balancer.gas_p0_column(length, rate / length, **gas)
+    force = compensator.gas_force(length, exact.number(5e6), **gas)
+    column = compensator.gas_p0_column(length, rate / length, **gas)
     assert not (length.free_symbols - {x})
     evaluate = sp.lambdify(x, [length, rate / length, force, column], "numpy")
     q = np.linspace(-1.0, 1.0, 5)
     sym_l, sym_dl, sym_f, sym_col = (np.broadcast_to(v, q.shape) for v in evaluate(q))
-    num_l, num_dl = balancer.anchor_length(joint, q)
+    num_l, num_dl = compensator.anchor_length(joint, q)
     assert np.all(np.isfinite(sym_col)) and np.all(np.isfinite(sym_f))
     np.testing.assert_allclose(sym_l, num_l, rtol=1e-12)
     np.testing.assert_allclose(sym_dl, num_dl, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(sym_f, balancer.gas_force(num_l, 5e6, **GAS), rtol=1e-10)
-    np.testing.assert_allclose(sym_col, balancer.gas_p0_column(num_l, num_dl, **GAS), rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(sym_f, compensator.gas_force(num_l, 5e6, **GAS), rtol=1e-10)
+    np.testing.assert_allclose(sym_col, compensator.gas_p0_column(num_l, num_dl, **GAS), rtol=1e-10, atol=1e-15)
 
 
 def test_model_package_needs_no_sympy():
-    probe = "import sys, robid.model.balancer; print('sympy' in sys.modules)"
+    probe = "import sys, robid.model.compensator; print('sympy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True,
                          env={"PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == "False"
@@ -155,7 +155,7 @@ def test_model_package_needs_no_sympy():
 
 def test_identification_side_never_imports_the_simulator():
     """The virtual robot is the independent oracle: identification, estimation and signals must not share its
-    balancer (or anything else of it)."""
+    compensator (or anything else of it)."""
     offenders = []
     for package in ("identification", "estimation", "signals"):
         for path in sorted((ROOT / "robid" / package).rglob("*.py")):
