@@ -11,7 +11,6 @@ RESULT.json loads neither the robot model, nor scipy, sympy or cvxpy (checked in
 
 from robid.record.identification import (
     SCHEMA_VERSION,
-    BalancerCollinearity,  # the old name of CompensatorCollinearity, kept for scripts that import it
     BaseParameter,
     CompensatorCollinearity,
     IdentificationRecord,
@@ -30,6 +29,9 @@ from robid.record.runs import (
     RunRecord,
     TorqueFit,
 )
+
+#: the old name of CompensatorCollinearity (until issue 35 gave the concept one name), kept for scripts importing it
+BalancerCollinearity = CompensatorCollinearity
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -229,10 +229,6 @@ class CompensatorCollinearity:
     notes: tuple[str, ...] = ()
 
 
-#: the name this class had until robid called the compensator one name (issue 35); robid.record exported it
-BalancerCollinearity = CompensatorCollinearity
-
-
 @dataclass(frozen=True)
 class ReferenceSettings:
     """A reference model as identification loaded it (robid.identification.references): its robot file or
