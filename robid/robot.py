@@ -30,7 +30,7 @@ class BaseParameters:
     classes: dict[str, str]
     exact: bool
     _module: object = field(repr=False, compare=False, default=None)
-    _c: object = field(repr=False, compare=False, default=None)
+    _backend: object = field(repr=False, compare=False, default=None)  # robid.dynamics.compiled.CompiledBackend
 
     motor_joints: tuple[int, ...] = ()
 
@@ -40,8 +40,9 @@ class BaseParameters:
         Rows are the joints, followed for the elastic layout by the motor rows of the elastic joints; then
         ``motor=(theta, thetad, thetadd)`` gives the motor states, (N, dof) each (docs/elastic.md)."""
         states = _states(q, qd, qdd) + _motor_states(self.motor_joints, motor, np.shape(q))
-        if self._c is not None and not self.motor_joints:
-            return self._c.evaluate("base_regressor", *states, out=out)
+        library = _library_for(self._backend, self.motor_joints, states[0].shape[0])
+        if library is not None:
+            return library.evaluate("base_regressor", *states, out=out)
         return self._module.base_regressor(*states, out=out)
 
     def values(self, standard_values) -> np.ndarray:
@@ -64,7 +65,7 @@ class Robot:
         #: data, robid.identification.choices)
         self.terms_given = terms is not None
         self._module = None
-        self._c = None
+        self._backend = None
         self._meta = None
         self._parameters = None
 
@@ -88,12 +89,19 @@ class Robot:
 
                 self._module = ClosedChainModule(self._module, LoopClosure(self.model))
                 return self._module
-            from robid.dynamics.compiled import load_c_backend
+            from robid.dynamics.compiled import compiled_backend
 
-            self._c = load_c_backend(
+            self._backend = compiled_backend(
                 path, self.model.dof, len(meta["parameter_names"]), len(meta["base"]["indices"])
             )
         return self._module
+
+    @property
+    def _c(self):
+        """The compiled library, built and loaded now if it was not (robid.dynamics.compiled), or None: the numpy
+        code. The regressors use it for calls of at least ``C_MIN_SAMPLES`` samples."""
+        self._compile()
+        return self._backend.library() if self._backend is not None else None
 
     @property
     def meta(self) -> dict:
@@ -144,8 +152,9 @@ class Robot:
         joints (docs/elastic.md section 2)."""
         module = self._compile()
         states = _states(q, qd, qdd, self.dof) + _motor_states(self.motor_joints, motor, np.shape(q))
-        if self._c is not None and not self.motor_joints:
-            return self._c.evaluate("regressor", *states, out=out)
+        library = _library_for(self._backend, self.motor_joints, states[0].shape[0])
+        if library is not None:
+            return library.evaluate("regressor", *states, out=out)
         return module.regressor(*states, out=out)
 
     def inverse_dynamics(self, q, qd, qdd, parameters=None, *, motor=None) -> np.ndarray:
@@ -168,9 +177,15 @@ class Robot:
             classes=dict(b["classes"]),
             exact=bool(b["exact"]),
             _module=module,
-            _c=self._c,
+            _backend=self._backend,
             motor_joints=self.motor_joints,
         )
+
+
+def _library_for(backend, motor_joints: tuple[int, ...], n: int):
+    """The C library for a call of ``n`` samples, or None: the numpy code (no library, a small call, or the elastic
+    layout, whose motor rows only the numpy code has)."""
+    return None if backend is None or motor_joints else backend.for_samples(n)
 
 
 _MODULES: dict[str, object] = {}

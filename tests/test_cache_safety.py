@@ -62,7 +62,7 @@ q, qd, qdd = (rng.uniform(-3, 3, (20, 2)) for _ in range(3))
 tau = robot.inverse_dynamics(q, qd, qdd)
 y = robot.regressor(q, qd, qdd)
 print(json.dumps({"derived": len(derived), "seconds": time.perf_counter() - t0, "tau": tau.tolist(),
-                  "y_tau": (y @ robot.parameters).tolist(), "c": robot._c is not None}))
+                  "y_tau": (y @ robot.parameters).tolist(), "c": robot._backend is not None}))
 """
 
 
@@ -302,7 +302,7 @@ CORRUPTIONS = {
 
 
 @pytest.mark.parametrize("case", list(CORRUPTIONS))
-def test_a_corrupt_entry_is_derived_again_with_a_note(tmp_path, template, robot_file, key, case):
+def test_a_corrupt_entry_is_derived_again_with_a_note(tmp_path, template, robot_file, key, case, monkeypatch):
     name, corrupt, what = CORRUPTIONS[case]
     cache_dir = copy_of(template, tmp_path)
     target = cache_dir / key / name
@@ -316,7 +316,10 @@ def test_a_corrupt_entry_is_derived_again_with_a_note(tmp_path, template, robot_
     assert_correct(result)
     only_the_entry(cache_dir, key)
     if name == "model_c.c":
-        assert result["c"]  # the library compiled from the source derived again is used
+        assert result["c"]  # the source derived again has a C backend (built at the first large call) ...
+        monkeypatch.setenv("ROBID_CACHE_DIR", str(cache_dir))
+        library = robid.load_robot(robot_file, terms=("rigid",))._c  # ... which compiles it and loads it
+        assert library is not None and library.path.parent == cache_dir / key
 
 
 def test_lookup_checks_every_hash_in_process(tmp_path, template, key, monkeypatch):

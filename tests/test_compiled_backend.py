@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import robid
-from robid.dynamics.compiled import CRegressors, aligned_empty
+from robid.dynamics.compiled import C_MIN_SAMPLES, CRegressors, aligned_empty
 from robid.symbolic import cbuild
 from robid.symbolic.cache import compiled_library
 
@@ -174,14 +174,39 @@ def test_aligned_outputs():
 
 
 @needs_cc
-def test_the_public_regressors_use_the_library(built_in):
+def test_the_public_regressors_use_the_library_from_c_min_samples_on(built_in):
+    """Calls of C_MIN_SAMPLES samples or more run the library, smaller ones the numpy code: each result is the
+    chosen backend's to the bit (the two differ in rounding, so the choice is visible)."""
     robot = _robot(built_in, "puma560")
-    q, qd, qdd = _states(10, robot.dof, seed=3)
-    _close(robot.regressor(q, qd, qdd), robot._module.regressor(q, qd, qdd))
     base = robot.base_parameters()
-    _close(base.regressor(q, qd, qdd), robot._module.base_regressor(q, qd, qdd))
-    single = base.regressor(q[:1], qd[:1], qdd[:1])
-    assert single.shape == (1, robot.dof, len(base.names))
+    library = robot._c
+    for n, chosen in ((C_MIN_SAMPLES - 1, "numpy"), (C_MIN_SAMPLES, "library"), (1, "numpy")):
+        q, qd, qdd = _states(n, robot.dof, seed=3)
+        for public, program in ((robot.regressor, "regressor"), (base.regressor, "base_regressor")):
+            expected = (library.evaluate(program, q, qd, qdd) if chosen == "library"
+                        else _numpy(robot, program)(q, qd, qdd))
+            assert np.array_equal(public(q, qd, qdd), expected), (n, program)
+            _close(public(q, qd, qdd), _numpy(robot, program)(q, qd, qdd))
+
+
+@needs_cc
+def test_a_model_is_derived_without_compiling_and_built_at_its_first_large_call(tmp_path, monkeypatch):
+    """Deriving writes the C source only: a model evaluated only on small batches never waits for the compiler
+    (1-10 s); the first call of C_MIN_SAMPLES samples builds this processor's library, once."""
+    monkeypatch.setenv("ROBID_CACHE_DIR", str(tmp_path))
+    builds = []
+    real_build = cbuild.build
+    monkeypatch.setattr(cbuild, "build", lambda *a: builds.append(a) or real_build(*a))
+    robot = robid.load_robot("do_2r_elastic", terms=("rigid",))
+    q, qd, qdd = _states(C_MIN_SAMPLES - 1, robot.dof, seed=4)
+    robot.regressor(q, qd, qdd), robot.base_parameters().regressor(q, qd, qdd)
+    (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert (folder / "model_c.c").exists() and not list(folder.glob("*.so")) and builds == []
+    q, qd, qdd = _states(C_MIN_SAMPLES, robot.dof, seed=4)
+    robot.regressor(q, qd, qdd)
+    robot.base_parameters().regressor(q, qd, qdd)
+    robid.load_robot("do_2r_elastic", terms=("rigid",)).regressor(q, qd, qdd)  # found: not built again
+    assert len(builds) == 1 and len(list(folder.glob("*.so"))) == 1
 
 
 def test_the_processor_identity_covers_every_feature_flag():
@@ -196,21 +221,23 @@ def test_the_processor_identity_covers_every_feature_flag():
 
 @pytest.fixture
 def private_entry(built_in, tmp_path, monkeypatch):
-    """A copy of a small robot's cache entry in a cache of its own."""
+    """A copy of a small robot's cache entry, with this processor's library and without the portable one that
+    test_every_compiled_form_agrees_with_the_numpy_code builds, in a cache of its own."""
     robot = _robot(built_in, "do_2r_elastic")
     if robot._c is None:
         pytest.skip("no C compiler")
     folder = robot._c.path.parent
     cache = tmp_path / "cache"
-    shutil.copytree(folder, cache / folder.name)
+    shutil.copytree(folder, cache / folder.name, ignore=shutil.ignore_patterns(f"{cbuild.portable_stem()}.*"))
     monkeypatch.setenv("ROBID_CACHE_DIR", str(cache))
     return cache / folder.name
 
 
 def _fresh_load(name="do_2r_elastic"):
+    """The robot loaded anew, its library built if missing and loaded by a call of C_MIN_SAMPLES samples."""
     r = robid.load_robot(name)
     r.base_parameters()
-    q, qd, qdd = _states(9, r.dof, seed=5)
+    q, qd, qdd = _states(C_MIN_SAMPLES, r.dof, seed=5)
     _close(r.regressor(q, qd, qdd), r._module.regressor(q, qd, qdd))
     return r
 

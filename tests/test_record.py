@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import robid
 from robid.errors import RobidInputError
@@ -79,6 +81,42 @@ def test_codec_missing_key_and_non_finite_numbers():
         from_plain(Outer, {"name": "a", "count": 3, "pair": [0.1, 2.0], "inner": None}, "f.json")
     with pytest.raises(ValueError, match=r"inner.values\[0\]: nan is not a JSON number"):
         to_plain(Outer("a", "b", 3, (0.1, 2.0), Inner("x", (float("nan"),))))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5),
+                          st.booleans()), max_size=12))
+def test_series_are_written_and_read_whole_or_entry_by_entry_alike(values):
+    """The codec reads and writes a series of floats whole (robid.record.codec._finite_numbers); any entry that is
+    not a finite float or None sends the series entry by entry: the same plain data, the same refusal naming the
+    entry, as converting each entry alone."""
+
+    def one(v):
+        try:
+            return ("ok", to_plain(Inner("x", (v,)))["values"][0])
+        except (ValueError, TypeError) as e:
+            return ("error", str(e).replace("values[0]", "values[{k}]"))
+
+    expected = [one(v) for v in values]
+    first_error = next((k for k, (kind, _) in enumerate(expected) if kind == "error"), None)
+    if first_error is None:
+        plain = to_plain(Inner("x", tuple(values)))
+        assert plain["values"] == [v for _, v in expected]
+        assert [type(v) for v in plain["values"]] == [type(v) for _, v in expected]
+    else:
+        with pytest.raises((ValueError, TypeError)) as info:
+            to_plain(Inner("x", tuple(values)))
+        assert str(info.value) == expected[first_error][1].format(k=first_error)
+    # reading: floats and None back as they were; anything else named at its index (or converted, an int)
+    data = {"label": "x", "values": list(values)}
+    try:
+        read = from_plain(Inner, data, "f.json").values
+    except RobidInputError as e:
+        bad = next(k for k, v in enumerate(values)
+                   if v is not None and (isinstance(v, bool) or not np.isfinite(float(v))))
+        assert str(e).startswith(f"f.json: values[{bad}]: expected a finite number")
+    else:
+        assert read == tuple(None if v is None else float(v) for v in values)
 
 
 @pytest.fixture(scope="module")

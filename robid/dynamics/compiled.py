@@ -1,11 +1,14 @@
 """Evaluation backends of the generated regressors: the numpy module (always) and the optional C library.
 
-``ROBID_BACKEND=numpy`` forces the numpy code, ``ROBID_BACKEND=portable`` the portable library; otherwise the
-library built for this processor (``model_c-native-<cpu>.so``), else the portable one
-(``model_c-portable-<machine>.so``), each built from the cache entry's ``model_c.c`` on first use and checked
-against its record (robid.symbolic.cbuild, robid.symbolic.cache.compiled_library): the portable library is only
-compiled where the native one cannot be built or loaded. A library that does not load falls back to the next
-with a note, the last to numpy. Both backends take (N, dof) arrays and return (N, dof, columns).
+A call of fewer than :data:`C_MIN_SAMPLES` samples runs the numpy code; a larger one the library built for this
+processor (``model_c-native-<cpu>.so``), else the portable one (``model_c-portable-<machine>.so``), each compiled
+from the cache entry's ``model_c.c`` at the first call that needs it and checked against its record
+(robid.symbolic.cbuild, robid.symbolic.cache.compiled_library): compiling takes 1-10 s, which small calls never
+win back (the numpy code takes under 2 ms for 1000 samples of a 6-axis robot; measured in docs/model.md). The
+choice depends on the call alone, never on what ran before, so one call gives the same numbers in any process.
+``ROBID_BACKEND=numpy`` forces the numpy code for every call, ``ROBID_BACKEND=c`` the library for every call,
+``ROBID_BACKEND=portable`` the portable library for every call. A library that does not load falls back to the
+next with a note, the last to numpy. Both backends take (N, dof) arrays and return (N, dof, columns).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import numpy as np
 _log = logging.getLogger(__name__)
 
 _PTR = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
+#: samples from which a call runs the C library (module docstring)
+C_MIN_SAMPLES = 1000
 
 
 class CRegressors:
@@ -69,6 +74,37 @@ def aligned_empty(shape, alignment: int = 64) -> np.ndarray:
     raw = np.empty(size + alignment // 8, dtype=np.float64)
     skip = (-raw.ctypes.data % alignment) // 8
     return raw[skip : skip + size].reshape(shape)
+
+
+class CompiledBackend:
+    """The C library of a cache entry, loaded -- and built if it is not there yet -- at the first call that needs
+    it (module docstring): :meth:`for_samples` for a call, :meth:`library` to load it now."""
+
+    def __init__(self, folder: Path, dof: int, n_standard: int, n_base: int, every_call: bool = False):
+        self._entry = (Path(folder), dof, n_standard, n_base)
+        self._every_call = every_call
+        self._library: CRegressors | None = None
+        self._loaded = False
+
+    def library(self) -> CRegressors | None:
+        """The loaded library (built on first use), or None: the numpy code (no compiler, a failed build)."""
+        if not self._loaded:
+            self._library = load_c_backend(*self._entry)
+            self._loaded = True
+        return self._library
+
+    def for_samples(self, n: int) -> CRegressors | None:
+        """The library for a call of ``n`` samples, or None: that call runs the numpy code."""
+        return self.library() if self._every_call or n >= C_MIN_SAMPLES else None
+
+
+def compiled_backend(folder: Path, dof: int, n_standard: int, n_base: int) -> CompiledBackend | None:
+    """The C backend of the cache entry ``folder``, nothing built or loaded yet; None: the numpy code for every
+    call (``ROBID_BACKEND=numpy``, or an entry without C source)."""
+    backend = os.environ.get("ROBID_BACKEND", "").strip().lower()
+    if backend == "numpy" or not (Path(folder) / "model_c.c").exists():
+        return None
+    return CompiledBackend(folder, dof, n_standard, n_base, every_call=backend in ("c", "portable"))
 
 
 def load_c_backend(folder: Path, dof: int, n_standard: int, n_base: int) -> CRegressors | None:

@@ -28,6 +28,7 @@ its validation runs.
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import numpy as np
@@ -220,7 +221,8 @@ def _ranges(p, joints) -> tuple[JointRange, ...]:
 
 def _rounded(x: np.ndarray) -> tuple[float | None, ...]:
     """DIGITS significant digits; None for a value that is not a finite number."""
-    return tuple(float(f"{v:.{DIGITS}g}") if np.isfinite(v) else None for v in np.asarray(x, dtype=float).ravel())
+    return tuple(float(f"{v:.{DIGITS}g}") if math.isfinite(v) else None
+                 for v in np.asarray(x, dtype=float).ravel().tolist())  # Python floats: 5x faster than numpy's
 
 
 def _columns(x: np.ndarray) -> tuple[tuple[float | None, ...], ...]:

@@ -99,10 +99,23 @@ def to_plain(obj: Any, path: str = "") -> Any:
             raise ValueError(f"{path or 'record'}: {obj} is not a JSON number (use None for 'not available')")
         return float(obj)
     if isinstance(obj, tuple | list):
+        numbers = _finite_numbers(obj)
+        if numbers is not None:  # a series: no path built per entry (a run holds about a million numbers)
+            return numbers
         return [to_plain(v, f"{path}[{k}]") for k, v in enumerate(obj)]
     if isinstance(obj, dict):
         return {str(k): to_plain(v, f"{path}.{k}") for k, v in obj.items()}
     raise TypeError(f"{path or 'record'}: {type(obj).__name__} is not a record value")
+
+
+def _finite_numbers(items: Any) -> list | None:
+    """``list(items)`` when every entry is a Python float or None and the floats are finite; None otherwise (the
+    entry-by-entry path then converts, or names the entry that is not a record value). The sum of finite floats is
+    finite unless it overflows, which only sends the items to that path."""
+    present = [v for v in items if v is not None]
+    if all(type(v) is float for v in present) and math.isfinite(sum(present)):
+        return list(items)
+    return None
 
 
 def _dataclass_to_plain(obj: Any, path: str) -> dict:
@@ -175,10 +188,18 @@ def _tuple(tp: Any, data: Any, path: str) -> tuple:
         raise _error(path, "a list", data)
     args = typing.get_args(tp)
     if len(args) == 2 and args[1] is Ellipsis:
+        if args[0] in _FLOAT_ITEMS and (args[0] is not float or None not in data):
+            numbers = _finite_numbers(data)
+            if numbers is not None:  # a series read whole; anything else entry by entry, naming a bad entry
+                return tuple(numbers)
         return tuple(_convert(args[0], v, f"{path}[{k}]") for k, v in enumerate(data))
     if len(args) != len(data):
         raise _error(path, f"a list of {len(args)}", data)
     return tuple(_convert(a, v, f"{path}[{k}]") for k, (a, v) in enumerate(zip(args, data, strict=True)))
+
+
+#: item types of the series read whole by :func:`_tuple` (``typing.Optional[float]`` compares equal to ``float | None``)
+_FLOAT_ITEMS = (float, float | None)
 
 
 def _scalar(tp: Any, data: Any, path: str) -> Any:

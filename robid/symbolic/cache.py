@@ -5,9 +5,10 @@ Location: ``$ROBID_CACHE_DIR`` if set, else ``~/.cache/robid``. One folder per k
 ``model_c.c`` and the libraries compiled from it (robid.symbolic.cbuild), each with a record of its sha256:
 ``model_c-native-<cpu>.so`` for a processor (``<cpu>`` hashes the processor's feature flags and the compiler, so
 that a library never runs on a processor it was not built for) and, only where no native library can be had, the
-portable ``model_c-portable-<machine>.so``. The deriving process builds its processor's library with the entry
-(so it is among the entry's hashed files too); any other library is built on first use (:func:`compiled_library`,
-under the lock ``<key>-<library name>``) and checked against its own record, not ``meta.json``. Generator 13
+portable ``model_c-portable-<machine>.so``. Each library is built at the first call that needs one
+(robid.dynamics.compiled: calls of at least 1000 samples; :func:`compiled_library`, under the lock
+``<key>-<library name>``) and checked against its own record, not ``meta.json`` (entries written before
+2026-11-29 also hold their deriving processor's library among their hashed files; they read as before). Generator 13
 changed the layout (up to 12 the entry also held a portable ``model_c.so``, compiled with every derivation and not
 loaded where the native library worked): the generator is part of the key, so an older entry is never read by
 this robid (nor a newer one by an older robid), and the model is derived again under the new key.
@@ -242,8 +243,8 @@ def _discard(folder: Path) -> None:
 
 
 def write_entry(key: str, files: dict[str, str], c_source: str | None = None) -> Path:
-    """Write the entry's files (and the C source ``model_c.c`` of ``c_source`` with this processor's library; any
-    other library is built on first use, :func:`compiled_library`), record their hashes in ``meta.json`` (written
+    """Write the entry's files (and the C source ``model_c.c`` of ``c_source``; its libraries are built on first use,
+    :func:`compiled_library`), record their hashes in ``meta.json`` (written
     last) and rename the folder into place. Call it holding :func:`entry_lock`."""
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
@@ -257,10 +258,9 @@ def write_entry(key: str, files: dict[str, str], c_source: str | None = None) ->
             if name != "meta.json":
                 (tmp / name).write_text(text)
         if c_source is not None:
-            from robid.symbolic.cbuild import build_native, write_source
+            from robid.symbolic.cbuild import write_source
 
-            write_source(c_source, tmp)
-            build_native(tmp)  # this processor's library, with the entry (a waiting process then waits once)
+            write_source(c_source, tmp)  # its libraries are built at the first call that needs one
         meta = json.loads(files.get("meta.json", "{}"))
         meta["files"] = {p.name: sha256(p) for p in sorted(tmp.iterdir()) if p.name != "meta.json"}
         meta["meta_sha256"] = _meta_hash(meta)

@@ -197,8 +197,3 @@ def build_library(folder: Path, kind: str, stem: str = "model_c") -> Path | None
         tmp_so.unlink(missing_ok=True)
         tmp_record.unlink(missing_ok=True)
     return folder / f"{name}.so"
-
-
-def build_native(folder: Path, stem: str = "model_c") -> Path | None:
-    """:func:`build_library` of this processor's library."""
-    return build_library(folder, "native", stem)
