@@ -99,7 +99,7 @@ class Robot:
     @property
     def _c(self):
         """The compiled library, built and loaded now if it was not (robid.dynamics.compiled), or None: the numpy
-        code. The regressors use it for calls of at least ``C_MIN_SAMPLES`` samples."""
+        code. The regressors switch to it after a large call or many calls (robid.dynamics.compiled)."""
         self._compile()
         return self._backend.library() if self._backend is not None else None
 
@@ -183,8 +183,8 @@ class Robot:
 
 
 def _library_for(backend, motor_joints: tuple[int, ...], n: int):
-    """The C library for a call of ``n`` samples, or None: the numpy code (no library, a small call, or the elastic
-    layout, whose motor rows only the numpy code has)."""
+    """The C library for the next call, of ``n`` samples, or None: the numpy code (no library, the robot's first
+    small calls, or the elastic layout, whose motor rows only the numpy code has)."""
     return None if backend is None or motor_joints else backend.for_samples(n)
 
 

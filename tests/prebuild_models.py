@@ -82,8 +82,10 @@ def _size(request: tuple[str, tuple[str, ...] | None]) -> tuple[int, int]:
 
 
 def derive(request: tuple[str, tuple[str, ...] | None]) -> str:
-    """Derive (or find) one model and load its C library (which builds this processor's library); one line saying
-    what and how long, or why it failed."""
+    """Derive (or find) one model and, for a robot's default terms (the models campaigns and identifications
+    evaluate on large batches), build and load this processor's C library; one line saying what and how long, or
+    why it failed. The other term sets are derived only: the tests that use them evaluate small batches, which run
+    the numpy code (robid.dynamics.compiled.C_MIN_SAMPLES), and a test that needs a library builds it once."""
     from robid.robot import load_robot
 
     name, terms = request
@@ -91,7 +93,9 @@ def derive(request: tuple[str, tuple[str, ...] | None]) -> str:
     t0 = time.perf_counter()
     try:
         robot = load_robot(name, terms)
-        robot._c  # noqa: B018 -- derives, writes the cache entry, builds and loads this processor's C library
+        robot.meta  # noqa: B018 -- derives and writes the cache entry
+        if terms is None:
+            robot._c  # noqa: B018 -- builds and loads this processor's C library
     except Exception as e:  # noqa: BLE001 -- reported; the tests that need the model derive it and fail in full
         return f"{label}: FAILED ({type(e).__name__}: {e}); the tests will derive it"
     return f"{label}: {time.perf_counter() - t0:.1f} s"
