@@ -158,9 +158,9 @@ _BALANCER_ALLOWED = {
         "schemas/robot.schema.json is generated from it and stays byte-identical",
     ("docs/robot-file.md", "Gravity compensator (balancer) of the joint"):
         "the field table generated from the same schema description (tests/test_schemas.py)",
-    ("robid/record/__init__.py", "BalancerCollinearity = CompensatorCollinearity"):
+    ("robid/record/__init__.py", "BalancerCollinearity = CompensatorReport"):
         "the old public name of the record's class (robid.record exported it), kept as an alias for scripts",
-    ("robid/record/__init__.py", '    "BalancerCollinearity",  # the old name of CompensatorCollinearity'):
+    ("robid/record/__init__.py", '    "BalancerCollinearity",  # the old name of CompensatorReport'):
         "the alias exported where the old name was",
 }
 
@@ -192,5 +192,5 @@ def test_one_name_for_the_gravity_compensator():
 def test_the_old_public_name_of_the_compensator_record_still_imports():
     from robid import record
 
-    assert record.BalancerCollinearity is record.CompensatorCollinearity
+    assert record.BalancerCollinearity is record.CompensatorReport
     assert "BalancerCollinearity" in record.__all__

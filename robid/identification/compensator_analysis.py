@@ -40,12 +40,11 @@ from robid.estimation.compensator import (
     refine_nonlinear_compensator,
 )
 from robid.model import compensator as physics
-
-COMP_PREFIX = "comp_"
+from robid.model.terms import COMPENSATOR_PREFIX
 
 
 def compensator_parameters(names: Sequence[str]) -> list[str]:
-    return [n for n in names if n.startswith(COMP_PREFIX)]
+    return [n for n in names if n.startswith(COMPENSATOR_PREFIX)]
 
 
 def static_partners(
@@ -83,7 +82,7 @@ def static_partners(
         for k, name in enumerate(names):
             if k == c or norms[k] <= tol:
                 continue
-            if name.startswith(COMP_PREFIX):
+            if name.startswith(COMPENSATOR_PREFIX):
                 kinds[name] = "compensator"
             elif np.ptp(cols[:, k]) <= 1e-12 * norms[k]:
                 kinds[name] = "offset"
@@ -230,7 +229,7 @@ def refine_gas(
     positive over the recorded stroke are outside the search
     (:func:`robid.estimation.compensator.gas_volume_positive`)."""
     index, jm = gas_joint(result.robot.model, joint)
-    name = f"{COMP_PREFIX}p0_{jm.name}"
+    name = f"{COMPENSATOR_PREFIX}p0_{jm.name}"
     if name not in result.estimate.names:
         raise RobidInputError(f"{name}: not a base parameter of this result (terms without 'compensator'?)")
     blocks = [(d.processed.q[:, index], d.processed.apply_filter, np.asarray(d.processed.keep, float))

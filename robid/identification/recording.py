@@ -15,7 +15,7 @@ from robid.record.codec import finite, finite_tuple, from_plain
 from robid.record.identification import (
     BaseParameter,
     ClassThresholds,
-    CompensatorCollinearity,
+    CompensatorReport,
     ConsistentEstimateSummary,
     EstimatedParameter,
     EstimatorSummary,
@@ -175,12 +175,12 @@ def _consistent(cons) -> ConsistentEstimateSummary | None:
     return ConsistentEstimateSummary(cons.method, cons.solved, cons.status, cons.solver, tuple(cons.notes))
 
 
-def compensator_summary(report) -> CompensatorCollinearity | None:
+def compensator_summary(report) -> CompensatorReport | None:
     """The record of a compensator collinearity report (robid.estimation), None without a compensator. Its JSON form
     (``to_dict``) is the record's by construction; a mismatch is a bug, not bad input."""
     if report is None:
         return None
     try:
-        return from_plain(CompensatorCollinearity, report.to_dict(), "compensator")
+        return from_plain(CompensatorReport, report.to_dict(), "compensator")
     except RobidInputError as exc:
         raise RuntimeError(f"compensator report and its record disagree: {exc}") from exc

@@ -12,7 +12,7 @@ RESULT.json loads neither the robot model, nor scipy, sympy or cvxpy (checked in
 from robid.record.identification import (
     SCHEMA_VERSION,
     BaseParameter,
-    CompensatorCollinearity,
+    CompensatorReport,
     IdentificationRecord,
     ProcessingSettings,
     ReferenceSettings,
@@ -30,14 +30,14 @@ from robid.record.runs import (
     TorqueFit,
 )
 
-#: the old name of CompensatorCollinearity (until issue 35 gave the concept one name), kept for scripts importing it
-BalancerCollinearity = CompensatorCollinearity
+#: the old name of CompensatorReport (until issue 35 gave the concept one name), kept for scripts importing it
+BalancerCollinearity = CompensatorReport
 
 __all__ = [
     "SCHEMA_VERSION",
-    "BalancerCollinearity",  # the old name of CompensatorCollinearity, kept for scripts that import it
+    "BalancerCollinearity",  # the old name of CompensatorReport, kept for scripts that import it
     "BaseParameter",
-    "CompensatorCollinearity",
+    "CompensatorReport",
     "DisplaySeries",
     "IdentificationRecord",
     "JointFit",

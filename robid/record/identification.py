@@ -220,7 +220,7 @@ class CompensatorEntry:
 
 
 @dataclass(frozen=True)
-class CompensatorCollinearity:
+class CompensatorReport:
     """The compensator report of RESULT.json (JSON ``compensator``)."""
 
     threshold: float
@@ -301,7 +301,7 @@ class IdentificationRecord:
     thresholds: ClassThresholds
     identifiability_notes: tuple[str, ...] = ()
     processing: ProcessingSettings
-    compensator: CompensatorCollinearity | None = None
+    compensator: CompensatorReport | None = None
     notes: tuple[str, ...] = ()
     physical_consistency: PhysicalConsistency | None = field(default=None, metadata={"omit_none": True})
     consistent_estimate: ConsistentEstimateSummary | None = field(default=None, metadata={"omit_none": True})
