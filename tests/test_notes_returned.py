@@ -2,7 +2,8 @@
 
 A function that says something returns its notes (``value, notes = f(...)``, or a field of the frozen result it
 returns) and its caller gathers them in order; no function in robid/ appends, extends, inserts, assigns an item or
-``+=`` to a list it received as a parameter named ``notes``. A list built locally and frozen into a result is fine.
+``+=`` to a list it received as a parameter named ``notes`` (or ``lines``, ``warnings``, ``messages``). A list built
+locally and frozen into a result is fine.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "robid"
 
-#: parameter names that carry notes
-NOTE_PARAMETERS = frozenset({"notes"})
+#: parameter names that carry notes (``lines``: the signal stage's account, ProcessedSignals.method)
+NOTE_PARAMETERS = frozenset({"notes", "lines", "warnings", "messages"})
 
 #: the list methods that change a list in place
 MUTATING_METHODS = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__", "pop", "remove", "clear"})
@@ -87,10 +88,14 @@ def test_the_check_finds_every_way_of_writing_into_a_given_list():
             def say(text):
                 notes.append(text)
             say("a")
+
+        def an_account(t, lines: list[str]):
+            lines.append("a")
     ''')
     found = notes_written_in_place(source)
     named = {line.split()[1].rstrip(":") for line in found}
-    assert named == {"appends", "extends", "inserts", "adds", "sets_an_item", "deletes_an_item", "in_a_closure"}
+    assert named == {"appends", "extends", "inserts", "adds", "sets_an_item", "deletes_an_item", "in_a_closure",
+                     "an_account"}
 
 
 def test_the_check_lets_returned_and_local_notes_pass():
