@@ -216,8 +216,7 @@ def test_a_mapping_points_to_a_gains_file_and_its_gains_are_scaled(tmp_path):
     expected = np.array([10.0, 10.6956, 8.4566, 9.0029, 9.4800, 10.1232]) * [1.0, 1.1, 1.2, 1.05, 1.0, 0.9]
     np.testing.assert_allclose(group.gains, expected, rtol=1e-12)
     assert group.gain_scale == str(tmp_path / "cal" / "gains.yaml")
-    notes: list[str] = []
-    tau = currents_to_torque(np.ones((3, 6)), group, None, notes, "run.csv")
+    tau, notes = currents_to_torque(np.ones((3, 6)), group, None, "run.csv")
     np.testing.assert_allclose(tau[0], expected)
     assert "scaled by the drive-gain file" in notes[-1]
 

@@ -168,16 +168,15 @@ class ConsistentFit:
     fit_term: float  # ||R theta - z||^2 at the solution
     regularization_term: float
     consistency: ConsistencyReport | None
+    notes: tuple[str, ...] = ()  # what the fit says, in order
 
     @property
     def solved(self) -> bool:
         return self.outcome.solved
 
 
-def fit_consistent(
-    R: np.ndarray, z: np.ndarray, names: tuple[str, ...], settings: SdpSettings, notes: list[str]
-) -> ConsistentFit:
-    """Solve the programme of the module docstring and re-check the solution; ``notes`` is extended.
+def fit_consistent(R: np.ndarray, z: np.ndarray, names: tuple[str, ...], settings: SdpSettings) -> ConsistentFit:
+    """Solve the programme of the module docstring and re-check the solution; its notes are in the fit's ``notes``.
 
     A failed solve, or an inaccurate optimum that violates the constraints, gives NaN values: the unconstrained
     estimate is never put in their place.
@@ -186,6 +185,7 @@ def fit_consistent(
 
     s = settings
     P = len(names)
+    notes: list[str] = []
     layout = parameter_layout(names)
     if layout.incomplete_links:
         notes.append("links without all ten inertial parameters get no LMI: " + ", ".join(layout.incomplete_links))
@@ -201,7 +201,7 @@ def fit_consistent(
     nan = float("nan")
     if not out.solved:
         notes.append("no physically consistent estimate is reported (the unconstrained estimate is not substituted)")
-        return ConsistentFit(out, np.full(P, np.nan), nan, nan, None)
+        return ConsistentFit(out, np.full(P, np.nan), nan, nan, None, tuple(notes))
     value = out.value
     fit_v = float(np.sum((R @ value - z) ** 2))
     reg_v = 0.0
@@ -213,5 +213,5 @@ def fit_consistent(
         if out.status != "optimal":
             notes.append("inaccurate and inconsistent: no physically consistent estimate is reported")
             out = SolveOutcome(False, out.status, out.solver, None, nan, out.notes)
-            return ConsistentFit(out, np.full(P, np.nan), nan, nan, report)
-    return ConsistentFit(out, value, fit_v, reg_v, report)
+            return ConsistentFit(out, np.full(P, np.nan), nan, nan, report, tuple(notes))
+    return ConsistentFit(out, value, fit_v, reg_v, report, tuple(notes))

@@ -84,7 +84,7 @@ def check_base_consistency(
     notes = list(out.notes)
     if layout.incomplete_links:
         notes.append("links without all ten inertial parameters get no LMI: " + ", ".join(layout.incomplete_links))
-    return _report(out, G, beta, s, bnames, cov, rel_tol, floor, notes, len(names))
+    return _report(out, G, beta, s, bnames, cov, rel_tol, floor, tuple(notes), len(names))
 
 
 def _distance(cp, theta, G: np.ndarray, beta: np.ndarray, s: np.ndarray, cov: np.ndarray | None):
@@ -95,15 +95,16 @@ def _distance(cp, theta, G: np.ndarray, beta: np.ndarray, s: np.ndarray, cov: np
     return cp.sum_squares(cp.multiply(1.0 / s, G @ theta - beta))
 
 
-def _report(out, G, beta, s, bnames, cov, rel_tol: float, floor: float, notes: list[str],
+def _report(out, G, beta, s, bnames, cov, rel_tol: float, floor: float, notes: tuple[str, ...],
             n_standard: int) -> BaseConsistencyReport:
-    """The verdict of the solved feasibility problem ``out`` (no verdict when it was not solved)."""
+    """The verdict of the solved feasibility problem ``out`` (no verdict when it was not solved); ``notes`` are the
+    solve's, followed in the report by the verdict's own."""
     nb = beta.shape[0]
     if not out.solved:
         nan = np.full(nb, np.nan)
-        notes.append("feasibility problem not solved: no verdict")
         return BaseConsistencyReport(
-            None, False, out.status, nan, nan, (), np.full(n_standard, np.nan), None, None, tuple(notes)
+            None, False, out.status, nan, nan, (), np.full(n_standard, np.nan), None, None,
+            (*notes, "feasibility problem not solved: no verdict"),
         )
     mismatch = G @ out.value - beta
     rel = mismatch / s
@@ -115,7 +116,7 @@ def _report(out, G, beta, s, bnames, cov, rel_tol: float, floor: float, notes: l
 
         maha = float(np.sqrt(max(mismatch @ np.linalg.solve(cov, mismatch), 0.0)))
         compatible = bool(maha**2 <= chi2.ppf(0.95, nb))
-    notes.append(f"tolerance: relative mismatch {rel_tol:g} of max(|beta_i|, {floor:g} max|beta|)")
+    tolerance = f"tolerance: relative mismatch {rel_tol:g} of max(|beta_i|, {floor:g} max|beta|)"
     return BaseConsistencyReport(
         consistent=not moved,
         solved=True,
@@ -126,5 +127,5 @@ def _report(out, G, beta, s, bnames, cov, rel_tol: float, floor: float, notes: l
         nearest_standard=out.value,
         mahalanobis=maha,
         statistically_compatible=compatible,
-        notes=tuple(notes),
+        notes=(*notes, tolerance),
     )

@@ -107,15 +107,15 @@ def consistent_estimate(
     W, tau, _ = _lsq.check_problem(W, tau, None)
     names = tuple(parameter_names)
     G, Wstd = _standard_regressor(W, grouping, len(names))
-    notes: list[str] = []
-    noise = _joint_noise(W, tau, noise_std, notes)
+    noise, noise_note = _joint_noise(W, tau, noise_std)
     R, z, const = _reduced_data_term(Wstd, tau, noise)
     settings = SdpSettings(
         nominal, regularization, regularization_weights, mass_bounds, com_boxes, margin, solver, fallback_solver
     )
-    fit = fit_consistent(R, z, names, settings, notes)
+    fit = fit_consistent(R, z, names, settings)
     base_values = G @ fit.values if G is not None else None
     residual = tau - Wstd @ fit.values if fit.solved else None
+    notes = (noise_note, *fit.notes)
     return _result("consistent-sdp (data)", names, base_names, fit, notes, base_values, residual, const)
 
 
@@ -131,15 +131,14 @@ def _standard_regressor(W: np.ndarray, grouping, n_names: int) -> tuple[np.ndarr
     return G, W @ G
 
 
-def _joint_noise(W: np.ndarray, tau: np.ndarray, noise_std, notes: list[str]) -> np.ndarray:
-    """Per-joint noise levels ``sigma_j`` for the weights ``w_j = 1/sigma_j`` (given, or from a two-step WLS)."""
+def _joint_noise(W: np.ndarray, tau: np.ndarray, noise_std) -> tuple[np.ndarray, str]:
+    """Per-joint noise levels ``sigma_j`` for the weights ``w_j = 1/sigma_j`` (given, or from a two-step WLS),
+    and the note that says which."""
     if noise_std is not None:
-        notes.append("per-joint weights 1/noise_std (given)")
-        return np.asarray(noise_std, dtype=float)
+        return np.asarray(noise_std, dtype=float), "per-joint weights 1/noise_std (given)"
     from robid.estimation.estimators import wls
 
-    notes.append("per-joint weights 1/sigma_j from a two-step WLS of the unconstrained problem")
-    return wls(W, tau).sigma
+    return wls(W, tau).sigma, "per-joint weights 1/sigma_j from a two-step WLS of the unconstrained problem"
 
 
 def _reduced_data_term(Wstd: np.ndarray, tau: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -188,12 +187,12 @@ def consistent_from_base(
         R, z = whitened(cov, G, beta)
     except np.linalg.LinAlgError as exc:
         raise RobidInputError("consistent_from_base: covariance is not positive definite") from exc
-    notes: list[str] = ["fit term: Mahalanobis distance to the unconstrained base estimate"]
     settings = SdpSettings(
         nominal, regularization, regularization_weights, mass_bounds, com_boxes, margin, solver, fallback_solver
     )
-    fit = fit_consistent(R, z, names, settings, notes)
+    fit = fit_consistent(R, z, names, settings)
     base_fit = G @ fit.values if fit.solved else np.full(nb, np.nan)
+    notes = ("fit term: Mahalanobis distance to the unconstrained base estimate", *fit.notes)
     return _result("consistent-sdp (base)", names, base_names, fit, notes, base_fit, None, 0.0)
 
 
@@ -202,7 +201,7 @@ def _result(
     names: tuple[str, ...],
     base_names: Sequence[str] | None,
     fit: ConsistentFit,
-    notes: list[str],
+    notes: tuple[str, ...],
     base_values: np.ndarray | None,
     residual: np.ndarray | None,
     constant: float,

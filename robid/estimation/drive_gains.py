@@ -188,7 +188,8 @@ def _equation_error(runs: _Runs, fixed: dict[int, float], free: list[int], names
 
 
 def _result(method, joint_names, est, fixed, free, nb, converged, iterations, notes) -> DriveGainResult:
-    """Gains of all joints (fixed ones as given, std 0) and the split of the unknowns into base and payload."""
+    """Gains of all joints (fixed ones as given, std 0) and the split of the unknowns into base and payload;
+    ``notes`` so far, followed in the result by the gains' own."""
     dof = len(joint_names)
     nf = len(free)
     gains = np.zeros(dof)
@@ -198,7 +199,7 @@ def _result(method, joint_names, est, fixed, free, nb, converged, iterations, no
     for j, v in fixed.items():
         gains[j] = v
     if np.any(gains[free] <= 0):
-        notes.append("non-positive gain estimated for: " + ", ".join(joint_names[j] for j in free if gains[j] <= 0))
+        notes = (*notes, "non-positive gain estimated for: " + ", ".join(joint_names[j] for j in free if gains[j] <= 0))
     return DriveGainResult(
         method=method,
         joint_names=joint_names,

@@ -92,7 +92,8 @@ def corrected_least_squares(
     beta, a_inverse, ratio = _solve(W, tau, S, weights)
     residual = tau - W @ beta
     sigma = _lsq.residual_sigma(residual, used, nb)
-    meat = _meat(W, residual, used, weights, periods, sigma, notes)
+    meat, meat_notes = _meat(W, residual, used, weights, periods, sigma)
+    notes.extend(meat_notes)
     modelled = None if model_meat is None else model_meat(W, beta, weights)
     if modelled is not None:
         meat = dominating(meat, modelled)
@@ -116,13 +117,14 @@ def corrected_least_squares(
     )
 
 
-def _meat(W, residual, used, weights, periods, sigma, notes: list[str]) -> np.ndarray:
-    """The residuals' meat: independent rows (``periods`` None), else the residual's spectrum per period."""
+def _meat(W, residual, used, weights, periods, sigma) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The residuals' meat and its note: independent rows (``periods`` None), else the residual's spectrum per
+    period."""
     if periods is None:
-        return sum(weights[j] ** 4 * sigma[j] ** 2 * (W[:, j].T @ W[:, j]) for j in range(W.shape[1]))
-    notes.append("covariance with the residual's spectrum per period (rows correlated within a period: "
-                 f"periodogram smoothed over {SMOOTHING} harmonics)")
-    return _periodic_meat(W, residual, used, weights, periods, sigma)
+        return sum(weights[j] ** 4 * sigma[j] ** 2 * (W[:, j].T @ W[:, j]) for j in range(W.shape[1])), ()
+    note = ("covariance with the residual's spectrum per period (rows correlated within a period: "
+            f"periodogram smoothed over {SMOOTHING} harmonics)")
+    return _periodic_meat(W, residual, used, weights, periods, sigma), (note,)
 
 
 #: share of a column's observed power above which its noise makes the estimate and its first-order std unreliable

@@ -31,19 +31,21 @@ def _solve_and_report(
     names: tuple[str, ...],
     joint_weights: np.ndarray,
     method: str,
-    notes: list[str],
+    notes: Sequence[str],
     iterations: int,
     sigma_for_covariance: np.ndarray | None = None,
     noise_model: correlated.NoiseModel | None = None,
 ) -> tuple[EstimationResult, _lsq.WeightedSolve]:
     """The weighted solve on the compressed ``problem`` (:mod:`robid.estimation.compressed`) and its result;
-    ``full_residual(beta)`` is the (N, dof) residual of the full problem that the result keeps."""
+    ``full_residual(beta)`` is the (N, dof) residual of the full problem that the result keeps; the result's notes
+    are ``notes`` followed by the solve's own."""
     nb = problem.W.shape[2]
+    own: list[str] = []
     sol, sigma, white, cov = _solve(problem, joint_weights, sigma_for_covariance, noise_model)
     residual = full_residual(sol.beta)
     converged = True
     if sol.zero_columns:
-        notes.append(
+        own.append(
             "columns never excited (all zero): "
             + ", ".join(names[i] for i in sol.zero_columns)
             + "; their values are set to 0 and are not identified"
@@ -51,7 +53,7 @@ def _solve_and_report(
     excited = nb - len(sol.zero_columns)
     if sol.rank < excited:
         converged = False
-        notes.append(
+        own.append(
             f"regressor is numerically rank deficient (rank {sol.rank} of {excited} excited columns, scaled condition "
             f"number {sol.condition_number_scaled:.3g}): least-norm solution; standard deviations are not meaningful"
         )
@@ -69,7 +71,7 @@ def _solve_and_report(
         weights=joint_weights,
         condition_number=sol.condition_number,
         condition_number_scaled=sol.condition_number_scaled,
-        notes=notes,
+        notes=(*notes, *own),
         converged=converged,
         iterations=iterations,
         rows_used=int(problem.rows.sum()),
@@ -398,13 +400,12 @@ def irls(
     psi, dpsi, w = _psi((r / s).reshape(-1), loss, c)
     srow = _lsq.rows_of_joint(s, n)
     A = W.reshape(n * dof, nb)
-    cov = _m_estimate_covariance(A / srow[:, None], psi, dpsi, dof, notes, used)
+    cov, covariance_notes = _m_estimate_covariance(A / srow[:, None], psi, dpsi, dof, used)
     final = _lsq.weighted_solve(A, tau.reshape(n * dof), np.sqrt(w) / srow)
     flat = used.reshape(-1)
     n_down = int(np.sum((w < 0.999) & flat))
-    notes.append(
-        f"{n_down} of {int(flat.sum())} rows down-weighted (weight < 0.999); {int(np.sum((w == 0) & flat))} rejected"
-    )
+    notes += [*covariance_notes, f"{n_down} of {int(flat.sum())} rows down-weighted (weight < 0.999); "
+              f"{int(np.sum((w == 0) & flat))} rejected"]
     if final.rank < nb:
         notes.append(f"weighted regressor rank deficient (rank {final.rank} of {nb})")
         converged = False
@@ -456,13 +457,14 @@ def _reweighted_solves(
 
 
 def _m_estimate_covariance(
-    X: np.ndarray, psi: np.ndarray, dpsi: np.ndarray, dof: int, notes: list[str], used: np.ndarray
-) -> np.ndarray:
+    X: np.ndarray, psi: np.ndarray, dpsi: np.ndarray, dof: int, used: np.ndarray
+) -> tuple[np.ndarray, tuple[str, ...]]:
     """Huber's sandwich ``B^-1 (X^T diag(psi^2) X) B^-1 * M/(M - nb)``, ``B = X^T diag(psi') X``, of the
     standardised regressor ``X``, on unit-norm columns (M: the rows that carry an equation, ``used`` (N, dof));
     an indefinite ``B`` (bisquare) falls back to the per-joint mean of psi' over those rows (Huber's H1 form)
-    with a note."""
+    with a note; returns (covariance, notes)."""
     rows, nb = X.shape
+    notes: tuple[str, ...] = ()
     n = rows // dof
     rows_used = int(used.sum())
     colscale = np.linalg.norm(X, axis=0)
@@ -474,11 +476,11 @@ def _m_estimate_covariance(
     except np.linalg.LinAlgError:
         mean_d = np.array([dpsi.reshape(n, dof)[used[:, j], j].mean() for j in range(dof)])
         bread = Xs.T @ (Xs * _lsq.rows_of_joint(mean_d, n)[:, None])
-        notes.append("IRLS covariance: psi' bread indefinite, used per-joint mean psi' (Huber H1 form)")
+        notes = ("IRLS covariance: psi' bread indefinite, used per-joint mean psi' (Huber H1 form)",)
     meat = Xs.T @ (Xs * (psi**2)[:, None]) * rows_used / (rows_used - nb)
     binv = np.linalg.pinv(bread)
     cov = (binv @ meat @ binv) / np.outer(colscale, colscale)
-    return 0.5 * (cov + cov.T)
+    return 0.5 * (cov + cov.T), notes
 
 
 def estimate(

@@ -112,7 +112,8 @@ def select_friction_models(
     notes: list[str] = []
     for joint in chosen_joints:
         j = names.index(joint)
-        options = _joint_candidates(problem, joint, requests, baseline, weights, projections, validation, notes)
+        options, joint_notes = _joint_candidates(problem, joint, requests, baseline, weights, projections, validation)
+        notes.extend(joint_notes)
         rows.extend(cand for _, cand, _ in options)
         if not options:
             raise RobidInputError(f"friction selection: no candidate could be fitted on joint {joint}: "
@@ -148,11 +149,12 @@ def _checked_request(problem: FrictionProblem, candidates, joints, tolerance: fl
     return requests, chosen_joints
 
 def _joint_candidates(problem: FrictionProblem, joint: str, requests, baseline: NonlinearFrictionResult, weights,
-                      projections: dict, validation: Sequence[FrictionProblem], notes: list[str]) -> list[tuple]:
+                      projections: dict, validation: Sequence[FrictionProblem]) -> tuple[list[tuple], list[str]]:
     """(request, candidate, fit) of every candidate fitted on ``joint``, the others linear: the linear one is the
-    baseline's, the others screened with its weights; a candidate that cannot be fitted is said in ``notes``."""
+    baseline's, the others screened with its weights; and one note per candidate that cannot be fitted."""
     j = problem.joint_names.index(joint)
     options = []
+    notes: list[str] = []
     for req in requests:
         if req.model == "linear" and not req.ripple:
             fit, figures = baseline, baseline.joints[j]
@@ -166,7 +168,7 @@ def _joint_candidates(problem: FrictionProblem, joint: str, requests, baseline: 
         val = _validation_rms(fit, validation, j) if validation else None
         params = tuple((n, fit.value(n), fit.std_of(n)) for n in figures.parameters)
         options.append((req, FrictionCandidate(joint, req.label, figures, val, params, fit.converged), fit))
-    return options
+    return options, notes
 
 def _validation_rms(fit: NonlinearFrictionResult, validation: Sequence[FrictionProblem], row: int) -> float:
     sq, n = 0.0, 0

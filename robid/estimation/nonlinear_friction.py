@@ -207,31 +207,32 @@ def _result(problem, layout, fixed, fit: _WeightedFit, weights, lo, hi, converge
     std = est.std
     used = problem.used
     residual = np.where(used, problem.tau - lin.prediction, 0.0)
+    own: list[str] = []
     at_bound = []
     for i, name in enumerate(layout.nonlinear_names):
         width = hi[i] - lo[i]
         if min(x[i] - lo[i], hi[i] - x[i]) < 1e-3 * max(width, 1e-12):
             at_bound.append(name)
     if at_bound:
-        notes.append(f"at the bound of the search range (not determined by the data; its std is meaningless): "
+        own.append(f"at the bound of the search range (not determined by the data; its std is meaningless): "
                      f"{', '.join(at_bound)}")
     elif x.size:  # an interior optimum is stationary: the linearised problem's Gauss-Newton step is ~0
         gap = np.abs(est.values - values) / np.where(std > 0, std, np.inf)
         if np.any(gap > 0.05):
             worst = int(np.argmax(gap))
-            notes.append(f"the linearised problem moves {layout.names[worst]} by {gap[worst]:.2g} std from the fit: "
+            own.append(f"the linearised problem moves {layout.names[worst]} by {gap[worst]:.2g} std from the fit: "
                          "not at a stationary point")
     joints = _joint_figures(problem, layout, residual, used, set(at_bound))
     nonlinear = tuple([False] * len(layout.linear_names) + [True] * len(layout.nonlinear_names))
-    notes.insert(0, ("per-joint weights 1/noise_std as given" if given else
-                     "per-joint weights 1/sigma_j re-estimated from the residual") + "; covariance of all parameters "
+    weighting = (("per-joint weights 1/noise_std as given" if given else
+                  "per-joint weights 1/sigma_j re-estimated from the residual") + "; covariance of all parameters "
                  "from the WLS of the problem linearised at the optimum (sandwich, residual-based noise levels)")
     est_notes = tuple(n for n in est.notes if not n.startswith("WLS: per-joint weights 1/noise_std"))
     return NonlinearFrictionResult(
         names=layout.names, values=_frozen(values), std=_frozen(std), covariance=_frozen(est.covariance),
         nonlinear=nonlinear, joint_names=problem.joint_names, requests=layout.requests, joints=joints,
         residual=_frozen(residual), sigma=_frozen(est.sigma), weights=_frozen(weights), estimate=est,
-        converged=bool(converged), evaluations=int(evaluations), notes=tuple(notes) + est_notes,
+        converged=bool(converged), evaluations=int(evaluations), notes=(weighting, *notes, *own) + est_notes,
     )
 
 

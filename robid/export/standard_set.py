@@ -113,14 +113,14 @@ def exported_standard_set(
         bad = [n for n, v in zip(bnames, beta, strict=True) if not np.isfinite(v)]
         raise RobidInputError(f"export: base parameter {bad[0]} has no value: nothing to export")
     cov = _usable_covariance(covariance, nb)
-    notes: list[str] = []
     w = nominal_weights(names, nominal)
-    identified_consistent = consistent_by_construction or _identified_consistent(beta, G, names, bnames, solver,
-                                                                                 notes)
+    identified_consistent, check_notes = consistent_by_construction, ()
+    if not consistent_by_construction:
+        identified_consistent, check_notes = _identified_consistent(beta, G, names, bnames, solver)
     if identified_consistent:  # the identified values themselves, to the check's tolerance
-        values = _nearest_to_nominal(beta, G, names, nominal, w, solver, notes)
+        values, step_notes = _nearest_to_nominal(beta, G, names, nominal, w, solver)
     else:
-        values = _nearest_consistent(beta, G, names, nominal, w, cov, solver, notes)
+        values, step_notes = _nearest_consistent(beta, G, names, nominal, w, cov, solver)
     target = G @ values
     scale = np.maximum(np.abs(beta), 1e-6 * max(float(np.max(np.abs(beta))), 1e-300))
     mismatch = float(np.max(np.abs(G @ values - beta) / scale))
@@ -136,7 +136,7 @@ def exported_standard_set(
         mahalanobis=_mahalanobis(target - beta, cov) if not identified_consistent else None,
         moved=_moved(bnames, beta, target, cov) if not identified_consistent else (),
         exported_consistent=check_physical_consistency(values, names).consistent,
-        notes=tuple(notes),
+        notes=(*check_notes, *step_notes),
     )
 
 
@@ -151,15 +151,14 @@ def _usable_covariance(covariance, nb: int) -> np.ndarray | None:
     return None
 
 
-def _identified_consistent(beta, G, names, bnames, solver: str, notes: list[str]) -> bool:
-    """Whether the identified base values have a physically consistent standard set. The verdict in relative
-    scaling: in the covariance's metric, moves along badly determined directions cost so little that the solver's
-    tolerance leaves them far above the relative tolerance of the verdict."""
+def _identified_consistent(beta, G, names, bnames, solver: str) -> tuple[bool, tuple[str, ...]]:
+    """Whether the identified base values have a physically consistent standard set, and the check's notes. The
+    verdict in relative scaling: in the covariance's metric, moves along badly determined directions cost so little
+    that the solver's tolerance leaves them far above the relative tolerance of the verdict."""
     check = check_base_consistency(beta, G, names, base_names=bnames, solver=solver)
-    notes += list(check.notes)
     if check.consistent is None:
         raise RobidInputError(f"export: the physical-consistency check could not be solved ({check.status})")
-    return check.consistent
+    return check.consistent, tuple(check.notes)
 
 #: weight of the nominal prior against the Mahalanobis fit when the identified base values are not consistent:
 #: a 100 % deviation of one parameter from its nominal value costs 1e-3 in chi-square units
@@ -171,14 +170,14 @@ NOMINAL_PRIOR = 1e-3
 EXACT_FIT_PRIOR = 1e-10
 
 
-def _nearest_to_nominal(beta, G, names, nominal, w, solver, notes) -> np.ndarray:
+def _nearest_to_nominal(beta, G, names, nominal, w, solver) -> tuple[np.ndarray, tuple[str, ...]]:
     """``min sum_i ((G theta - beta)_i / s_i)^2 + lambda ||diag(w) (theta - theta_nom)||^2`` over the consistent
     sets (``s_i = max(|beta_i|, 1e-6 max|beta|)``, ``lambda`` = :data:`EXACT_FIT_PRIOR`), then the exact
     projection onto ``G theta = beta`` (:func:`_projected`) when it keeps the set consistent.
 
     A consistent estimate sits on the boundary of the cone, and the feasibility check accepts base values that a
     consistent set reproduces to a relative 1e-4: the equality ``G theta = beta`` itself is often infeasible by
-    that much, so it is a heavily weighted fit rather than a constraint."""
+    that much, so it is a heavily weighted fit rather than a constraint. Returns (values, the solve's notes)."""
     import cvxpy as cp
 
     from robid.estimation._sdp import lmi_constraints, solve
@@ -190,13 +189,13 @@ def _nearest_to_nominal(beta, G, names, nominal, w, solver, notes) -> np.ndarray
     objective = cp.sum_squares(cp.multiply(1.0 / s, G @ theta - beta))
     objective = objective + EXACT_FIT_PRIOR * cp.sum_squares(cp.multiply(w, theta - nominal))
     out = solve(objective, cons, theta, solver, "SCS")
-    notes += [f"nearest-to-nominal step: {n}" for n in out.notes]
+    notes = tuple(f"nearest-to-nominal step: {n}" for n in out.notes)
     if not out.solved:
         raise RobidInputError(f"export: no physically consistent set reproduces the base values ({out.status})")
     projected = _projected(out.value, G, beta, w)
     if check_physical_consistency(projected, names).consistent:
-        return projected
-    return np.asarray(out.value, dtype=float)
+        return projected, notes
+    return np.asarray(out.value, dtype=float), notes
 
 
 #: weight of the nominal prior against the Mahalanobis fit when the identified base values are not consistent:
@@ -204,22 +203,24 @@ def _nearest_to_nominal(beta, G, names, nominal, w, solver, notes) -> np.ndarray
 NOMINAL_PRIOR = 1e-3
 
 
-def _nearest_consistent(beta, G, names, nominal, w, cov, solver, notes) -> np.ndarray:
+def _nearest_consistent(beta, G, names, nominal, w, cov, solver) -> tuple[np.ndarray, tuple[str, ...]]:
     """The consistent ``theta1`` nearest to the identified ``beta`` in the covariance's metric
     (relative scaling without one), with a weak prior on the nominal values (:data:`NOMINAL_PRIOR`) that fixes
-    the directions the fit leaves free: :func:`robid.estimation.consistent.consistent_from_base`."""
+    the directions the fit leaves free: :func:`robid.estimation.consistent.consistent_from_base`. Returns
+    (values, notes)."""
     from robid.estimation.consistent import consistent_from_base
 
+    notes: tuple[str, ...] = ()
     if cov is None:
         s = np.maximum(np.abs(beta), 1e-6 * max(float(np.max(np.abs(beta))), 1e-300))
         cov = np.diag(s**2)
-        notes.append("no usable covariance: nearest consistent base values in relative scaling")
+        notes = ("no usable covariance: nearest consistent base values in relative scaling",)
     fit = consistent_from_base(
         beta, cov, G, names, nominal=nominal, regularization=NOMINAL_PRIOR, regularization_weights=w, solver=solver
     )
     if not fit.solved:
         raise RobidInputError(f"export: the nearest physically consistent set could not be solved ({fit.status})")
-    return np.asarray(fit.values, dtype=float)
+    return np.asarray(fit.values, dtype=float), notes
 
 
 def _moved(names, beta, target, cov, rel_tol: float = 1e-4) -> tuple[tuple[str, float, float], ...]:

@@ -169,8 +169,10 @@ def analyse_drift(
                 notes.append(f"{r.serial} ({robot_type}) {r.date}: other base parameters than the type's first "
                              "identification (another model or terms); left out")
         tables.append(_table(robot_type, same))
-        flags += _between(robot_type, same, z_between, min_change_percent, notes)
-        flags += _population(robot_type, same, z_population, scale_floor_percent, min_robots, notes)
+        between, between_notes = _between(robot_type, same, z_between, min_change_percent)
+        population, population_notes = _population(robot_type, same, z_population, scale_floor_percent, min_robots)
+        flags += between + population
+        notes += [*between_notes, *population_notes]
     if maintenance_only:
         flags = [f for f in flags if f.maintenance_relevant]
     flags.sort(key=lambda f: (not f.maintenance_relevant, f.kind != BETWEEN, -abs(f.score)))
@@ -194,8 +196,10 @@ def _table(robot_type: str, rows: list[FleetResult]) -> ParameterTable:
     )
 
 
-def _between(robot_type: str, rows: list[FleetResult], z: float, min_percent: float, notes: list[str]):
+def _between(robot_type: str, rows: list[FleetResult], z: float, min_percent: float):
+    """(flags, notes) of one robot's successive identifications compared parameter by parameter."""
     out = []
+    notes: list[str] = []
     by_serial: dict[str, list[FleetResult]] = {}
     for r in rows:
         by_serial.setdefault(r.serial, []).append(r)
@@ -219,14 +223,15 @@ def _between(robot_type: str, rows: list[FleetResult], z: float, min_percent: fl
                 out.append(DriftFlag(robot_type, serial, pa.name, BETWEEN, a.date, b.date, pa.value, pb.value, change,
                                      percent, unc, change / unc, relevant,
                                      _meaning(pa.name, joints, pa.grouped, percent, BETWEEN)))
-    return out
+    return out, notes
 
 
-def _population(robot_type: str, rows: list[FleetResult], z: float, floor_percent: float, min_robots: int,
-                notes: list[str]):
+def _population(robot_type: str, rows: list[FleetResult], z: float, floor_percent: float, min_robots: int):
+    """(flags, notes) of each robot against the type's population on each date."""
     import numpy as np
 
     out = []
+    notes: list[str] = []
     for date in sorted({r.date for r in rows}):
         latest: dict[str, FleetResult] = {}
         for r in rows:
@@ -258,4 +263,4 @@ def _population(robot_type: str, rows: list[FleetResult], z: float, floor_percen
                 out.append(DriftFlag(robot_type, serial, name, POPULATION, date, date, median, float(value), change,
                                      percent, scale, float(score), describe(name, joints, p.grouped)[0],
                                      _meaning(name, joints, p.grouped, percent, POPULATION)))
-    return out
+    return out, notes

@@ -188,14 +188,17 @@ def analyse_fleet(run: FleetRun, log: Callable[[str], None] | None = None) -> Fl
     notes: list[str] = []
     drift = report = table = None
     results = list(run.results)
-    drift_mod = _optional("robid.fleet.drift", notes)
+    drift_mod, missing = _optional("robid.fleet.drift")
+    notes += missing
     if drift_mod is not None:
         drift = drift_mod.analyse_drift(results)
-    table_mod = _optional("robid.fleet.table", notes)
+    table_mod, missing = _optional("robid.fleet.table")
+    notes += missing
     if table_mod is not None:
         table = run.out / "fleet-results.csv"
         table_mod.write_results_table(table, results)
-    report_mod = _optional("robid.fleet.report", notes)
+    report_mod, missing = _optional("robid.fleet.report")
+    notes += missing
     if report_mod is not None and drift is not None:
         report = run.out / "fleet-report.html"
         report_mod.write_fleet_report(report, results, drift, title=f"robid fleet {run.spec.name}")
@@ -204,13 +207,13 @@ def analyse_fleet(run: FleetRun, log: Callable[[str], None] | None = None) -> Fl
     return dataclasses.replace(run, drift=drift, report_path=report, table_path=table, notes=run.notes + tuple(notes))
 
 
-def _optional(module: str, notes: list[str]):
+def _optional(module: str):
+    """(the module, no note), or (None, a note saying it is skipped) when it is not installed."""
     import importlib
 
     try:
-        return importlib.import_module(module)
+        return importlib.import_module(module), ()
     except ModuleNotFoundError as exc:
         if exc.name != module:
             raise
-        notes.append(f"{module} is not available: skipped ({module.rsplit('.', 1)[-1]})")
-        return None
+        return None, (f"{module} is not available: skipped ({module.rsplit('.', 1)[-1]})",)

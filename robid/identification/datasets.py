@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,43 +161,42 @@ def with_position_step(options: ProcessingOptions, step) -> ProcessingOptions:
     return dataclasses.replace(options, position_step=step)
 
 
-def _elastic_dataset(robot: Robot, processed: ProcessedSignals, source: str, notes: list[str]) -> DataSet:
-    """The least-squares block of the elastic layout (module docstring)."""
+def _elastic_dataset(robot: Robot, processed: ProcessedSignals, source: str, notes: Sequence[str]) -> DataSet:
+    """The least-squares block of the elastic layout (module docstring); its notes are ``notes`` and its own."""
     W, tau, keep = elastic_rows(robot, processed, source)
     n, rows, nb = W.shape
     W = processed.apply_filter(W.reshape(n, rows * nb)).reshape(n, rows, nb)
     motor = [robot.joint_names[j] for j in robot.motor_joints]
-    notes.append(
+    own = [
         f"elastic layout: {rows} rows per sample, the link equations of the {robot.dof} joints and the motor "
         f"equations of {', '.join(motor)} (target zero on their link rows; the drive torque on their drive rows, "
         "motor + link row, where the spring cancels); Coulomb columns take sign(thetad) of the processed motor "
-        "velocity"
-    )
-    notes.append("parallel filtering: the base regressor passed through the torque's filter on the processed grid")
-    notes += _regressor_noise_notes(processed)
+        "velocity",
+        "parallel filtering: the base regressor passed through the torque's filter on the processed grid",
+        *_regressor_noise_notes(processed),
+    ]
     if not keep.all():
         W = W * keep[:, :, None]
         tau = tau * keep
-        notes.append(f"data selection: {int((~keep).sum())} (sample, row) rows not used")
-    return DataSet(source=source, processed=processed, W=W, tau=tau, rows_used=int(keep.sum()), notes=tuple(notes),
-                   drive_rows=drive_rows(robot))
+        own.append(f"data selection: {int((~keep).sum())} (sample, row) rows not used")
+    return DataSet(source=source, processed=processed, W=W, tau=tau, rows_used=int(keep.sum()),
+                   notes=(*notes, *own), drive_rows=drive_rows(robot))
 
 
-def _motor_side_dataset(robot: Robot, processed: ProcessedSignals, source: str, notes: list[str], values,
+def _motor_side_dataset(robot: Robot, processed: ProcessedSignals, source: str, notes: Sequence[str], values,
                         linearise: bool) -> DataSet:
     """The drive rows of a run recorded with motor encoders only (robid.elastic.motor_encoders_only): one row per
-    joint, like the rigid layout."""
+    joint, like the rigid layout; its notes are ``notes`` and its own."""
     from robid.elastic.motor_encoders_only import motor_side_block
 
     W, tau, keep, states, note = motor_side_block(robot, processed, values, source, linearise)
-    notes.append(note)
-    notes.append("parallel filtering: the base regressor passed through the torque's filter on the processed grid")
+    own = [note, "parallel filtering: the base regressor passed through the torque's filter on the processed grid"]
     if not keep.all():
         W = W * keep[:, :, None]
         tau = tau * keep
-        notes.append(f"data selection: {int((~keep).sum())} (sample, joint) rows not used")
-    return DataSet(source=source, processed=states, W=W, tau=tau, rows_used=int(keep.sum()), notes=tuple(notes),
-                   reconstructed_link=True)
+        own.append(f"data selection: {int((~keep).sum())} (sample, joint) rows not used")
+    return DataSet(source=source, processed=states, W=W, tau=tau, rows_used=int(keep.sum()),
+                   notes=(*notes, *own), reconstructed_link=True)
 
 
 def regressor_of(robot: Robot, processed: ProcessedSignals, coulomb: str = "noise") -> tuple[np.ndarray, list[str]]:

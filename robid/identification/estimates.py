@@ -52,24 +52,26 @@ def compressed_estimate(sets, problem, model, names, method: str) -> EstimationR
     return wls_compressed(problem, residual, names, model, correlation)
 
 
-def _closed_loop(robot: Robot, sets, start: EstimationResult, o: IdentificationOptions, notes: list[str]):
-    """IDIM-IV or DIDIM from the WLS estimate ``start`` (robid.identification.closed_loop_estimation)."""
+def _closed_loop(robot: Robot, sets, start: EstimationResult, o: IdentificationOptions):
+    """IDIM-IV or DIDIM from the WLS estimate ``start`` (robid.identification.closed_loop_estimation), and its
+    note."""
     if o.motor_encoders_only or o.static_deflection:
         raise RobidOptionError("method", f"{o.method}: not with {{motor_encoders_only}} or {{static_deflection}}")
     settings = o.closed_loop if o.closed_loop is not None else ClosedLoopOptions()
     est, _account = closed_loop_estimate(robot, sets, o.method, start, settings, o.processing_for, o.coulomb)
-    notes.append(f"{o.method} started from the WLS estimate")
-    return est
+    return est, f"{o.method} started from the WLS estimate"
 
 
-def method_estimate(robot: Robot, sets, W, tau, method: str, o: IdentificationOptions, notes: list[str]):
-    """The unconstrained estimate of ``method`` (WLS first for consistent, eiv and the closed-loop methods)."""
-    est = unconstrained_estimate(W, tau, robot.base_parameters().names, method, row_correlation(list(sets)), notes)
+def method_estimate(robot: Robot, sets, W, tau, method: str, o: IdentificationOptions):
+    """(the unconstrained estimate of ``method`` (WLS first for consistent, eiv and the closed-loop methods), its
+    notes)."""
+    est, notes = unconstrained_estimate(W, tau, robot.base_parameters().names, method, row_correlation(list(sets)))
     if method in CLOSED_LOOP_METHODS:
-        return _closed_loop(robot, sets, est, dataclasses.replace(o, method=method), notes)
+        est, note = _closed_loop(robot, sets, est, dataclasses.replace(o, method=method))
+        return est, (*notes, note)
     if method == EIV:
-        return _errors_in_variables(robot, sets, W, tau, est, o)
-    return est
+        return _errors_in_variables(robot, sets, W, tau, est, o), notes
+    return est, notes
 
 
 def estimator_comparison(robot: Robot, sets, vsets, o: IdentificationOptions, reported):
@@ -84,8 +86,8 @@ def estimator_comparison(robot: Robot, sets, vsets, o: IdentificationOptions, re
         if method == reported[0]:
             return reported[1]
         other = dataclasses.replace(o, method=method)
-        est = method_estimate(robot, sets, W, tau, method, other, [])
-        return reported_values(robot, est, other, [])[1]
+        est, _ = method_estimate(robot, sets, W, tau, method, other)
+        return reported_values(robot, est, other)[1]
 
     methods = tuple(dict.fromkeys((o.method, *o.compare_methods)))
     return compare_estimators(robot.joint_names, methods, values_of, sets, vsets)
@@ -105,37 +107,37 @@ def _errors_in_variables(robot: Robot, sets, W, tau, start: EstimationResult, o:
                                    periods=periods, model_meat=functools.partial(noise_model_meat, robot, sets))
 
 
-def unconstrained_estimate(W, tau, names, method: str, correlation: RowCorrelation,
-                           notes: list[str]) -> EstimationResult:
-    """The unconstrained estimate; OLS and WLS (also under ``consistent``) account for rows correlated by the
-    non-periodic low-pass, IRLS does not (said in ``notes``)."""
+def unconstrained_estimate(W, tau, names, method: str,
+                           correlation: RowCorrelation) -> tuple[EstimationResult, tuple[str, ...]]:
+    """(the unconstrained estimate, notes); OLS and WLS (also under ``consistent``) account for rows correlated by
+    the non-periodic low-pass, IRLS does not (said in the notes)."""
     if method == IRLS:
-        if not correlation.independent:
-            notes.append(
-                "IRLS: its robust covariance treats the low-passed rows as independent; the standard deviations "
-                "are optimistic on non-periodic runs (use wls or ols for honest ones)"
-            )
-        return estimate(W, tau, names, method=IRLS)
+        notes = () if correlation.independent else (
+            "IRLS: its robust covariance treats the low-passed rows as independent; the standard deviations "
+            "are optimistic on non-periodic runs (use wls or ols for honest ones)",
+        )
+        return estimate(W, tau, names, method=IRLS), notes
     least_squares = WLS if method in (CONSISTENT, EIV, *CLOSED_LOOP_METHODS) else method
-    return estimate(W, tau, names, method=least_squares, correlation=correlation)
+    return estimate(W, tau, names, method=least_squares, correlation=correlation), ()
 
 
-def consistency_check(robot: Robot, est: EstimationResult, notes: list[str]) -> BaseConsistencyReport | None:
+def consistency_check(robot: Robot, est: EstimationResult) -> tuple[BaseConsistencyReport | None, tuple[str, ...]]:
+    """(the physical-consistency check of the base values, or None when it cannot be done, with a note saying
+    why)."""
     base = robot.base_parameters()
     try:
         return check_base_consistency(
             est.values, base.grouping, robot.parameter_names, base_names=base.names, covariance=est.covariance
-        )
+        ), ()
     except np.linalg.LinAlgError as exc:  # a covariance that is not positive definite (rank-deficient data)
-        notes.append(f"physical-consistency check not done: {exc} (the estimate's covariance is singular)")
-        return None
+        return None, (f"physical-consistency check not done: {exc} (the estimate's covariance is singular)",)
 
 
-def reported_values(robot: Robot, est: EstimationResult, o: IdentificationOptions, notes: list[str]):
-    """(consistent result or None, reported values, their method): the consistent estimate when asked for and
-    solved, else the unconstrained one, labelled as such."""
+def reported_values(robot: Robot, est: EstimationResult, o: IdentificationOptions):
+    """(consistent result or None, reported values, their method, notes): the consistent estimate when asked for
+    and solved, else the unconstrained one, labelled as such."""
     if o.method != CONSISTENT:
-        return None, est.values, est.method
+        return None, est.values, est.method, ()
     base = robot.base_parameters()
     consistent = consistent_from_base(
         est.values,
@@ -147,9 +149,7 @@ def reported_values(robot: Robot, est: EstimationResult, o: IdentificationOption
         regularization=o.regularization,
     )
     if consistent.solved:
-        return consistent, consistent.base_values, consistent.method
-    notes.append(
-        f"physically consistent estimate failed ({consistent.status}); the reported values are the "
-        f"unconstrained {est.method} estimate, labelled as such"
-    )
-    return consistent, est.values, est.method
+        return consistent, consistent.base_values, consistent.method, ()
+    note = (f"physically consistent estimate failed ({consistent.status}); the reported values are the "
+            f"unconstrained {est.method} estimate, labelled as such")
+    return consistent, est.values, est.method, (note,)

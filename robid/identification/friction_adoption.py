@@ -40,20 +40,19 @@ def compared_friction_models(robot: Robot, sets, vsets, o: IdentificationOptions
 ADOPTING_METHODS = (WLS,)
 
 
-def adopts(selection, o: IdentificationOptions, notes: list[str]) -> bool:
-    """Whether the chosen friction models become the record's model (robid.record.friction_models)."""
+def adopts(selection, o: IdentificationOptions) -> tuple[bool, tuple[str, ...]]:
+    """Whether the chosen friction models become the record's model (robid.record.friction_models), and the note
+    that says so."""
     special = [f"{j} {m}" for j, m in zip(selection.joint_names, selection.chosen, strict=True) if m != "linear"]
     if not special:
-        return False
+        return False, ()
     if o.method not in ADOPTING_METHODS:
-        notes.append(f"friction models chosen ({', '.join(special)}) but not adopted: --method {o.method} keeps its "
-                     "linear-friction values (the joint fit of the chosen models is a wls fit); predict, the report "
-                     "and export-model use the linear model")
-        return False
-    notes.append(f"friction models adopted ({', '.join(special)}): the base values, their std and every torque "
-                 "figure are those of the chosen models fitted together with every base parameter (variable "
-                 "projection, docs/estimation.md 'Nonlinear friction')")
-    return True
+        return False, (f"friction models chosen ({', '.join(special)}) but not adopted: --method {o.method} keeps "
+                       "its linear-friction values (the joint fit of the chosen models is a wls fit); predict, the "
+                       "report and export-model use the linear model",)
+    return True, (f"friction models adopted ({', '.join(special)}): the base values, their std and every torque "
+                  "figure are those of the chosen models fitted together with every base parameter (variable "
+                  "projection, docs/estimation.md 'Nonlinear friction')",)
 
 
 def with_friction(est: EstimationResult, final, names) -> EstimationResult:

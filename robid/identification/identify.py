@@ -135,13 +135,12 @@ def run_identification(
     choices += [line for line in (layout, why) if line] + term_lines(robot)
     o = dataclasses.replace(o, method=method)
     base = robot.base_parameters()
-    notes: list[str] = []
     validated = f", validated on {len(validation_files)}" if validation_files else ""
     label = (f"identification: {len(base.names)} base parameters from {len(files)} file(s){validated}"
              + (f", {o.method}" if o.method != "auto" else ""))
     with progress.stage(label, _log):
         with progress.bar(len(files) + len(validation_files), "identify: files", "files") as files_bar:
-            work = _solve(robot, files, o, validation_files, notes, files_bar, choices)
+            work = _solve(robot, files, o, validation_files, files_bar, choices)
         flipped = torque_sign_warnings(robot, work.datasets, base.names, work.values, work.estimate.std)
         work = dataclasses.replace(work, notes=work.notes + tuple(flipped)) if flipped else work
         work = _with_held_friction(work)
@@ -164,25 +163,28 @@ def _with_held_friction(work: Solution) -> Solution:
     return dataclasses.replace(work, held_friction=held, choices=work.choices + (line,))
 
 
-def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, notes: list[str],
-           files_bar: progress.Bar, choices: list[str]) -> Solution:
-    """The estimate and everything measured about it (:func:`run_identification`); ``files_bar`` counts the
-    files read; the friction-model choice is added to ``choices``."""
+def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, files_bar: progress.Bar,
+           choices: list[str]) -> Solution:
+    """The estimate and everything measured about it (:func:`run_identification`), with every step's notes in
+    order; ``files_bar`` counts the files read; the friction-model choice is added to ``choices``."""
     base = robot.base_parameters()
-    sets, W, est, o, compact = _first_estimate(robot, files, o, notes, files_bar, choices)
+    sets, W, est, o, compact, first_notes = _first_estimate(robot, files, o, files_bar, choices)
+    notes = list(first_notes)
     if len(sets) > 1:
         samples = sum(d.W.shape[0] for d in sets)
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({samples} samples)")
     vsets = tuple(_counted(load_run(robot, f, o, None, linearise=False, compact=streamed_runs(robot, o)), files_bar)
                   for f in validation_files) if not o.motor_encoders_only else ()
     friction = compared_friction_models(robot, sets, vsets, o, compact, choices, est)
-    adopted = friction is not None and adopts(friction, o, notes)
+    adopted, adoption_notes = adopts(friction, o) if friction is not None else (False, ())
+    notes += adoption_notes
     if adopted:
         est = with_friction(est, friction.final, base.names)
     if robot.motor_joints and not o.motor_encoders_only and not compact:  # the springs run by run
         from robid.identification.spring_spread import spring_spreads, widened
 
-        est = widened(est, spring_spreads(robot, (*sets, *vsets), est.values, list(base.names)), notes)
+        est, spring_notes = widened(est, spring_spreads(robot, (*sets, *vsets), est.values, list(base.names)))
+        notes += spring_notes
     nominal_base = base.values(robot.parameters)
     ident = classify(  # the compressed problem has the weighted column norms of the stacked one
         est,
@@ -193,8 +195,9 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
         standard_names=robot.parameter_names,
         reference_values=np.where(np.abs(nominal_base) > 0, nominal_base, est.values),
     )
-    physical = consistency_check(robot, est, notes) if o.check_consistency else None
-    consistent, values, values_method = reported_values(robot, est, o, notes)
+    physical, check_notes = consistency_check(robot, est) if o.check_consistency else (None, ())
+    consistent, values, values_method, reported_notes = reported_values(robot, est, o)
+    notes += [*check_notes, *reported_notes]
     if o.motor_encoders_only:  # the runs as the model predicts them (k and d act through the link states)
         sets = tuple(load_run(robot, f, o, values, linearise=False) for f in files)
         vsets = tuple(_counted(load_run(robot, f, o, values, linearise=False), files_bar) for f in validation_files)
@@ -219,15 +222,14 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, note
 
 
 
-def _first_estimate(robot: Robot, files, o: IdentificationOptions, notes: list[str], files_bar: progress.Bar,
-                    choices: list[str]):
+def _first_estimate(robot: Robot, files, o: IdentificationOptions, files_bar: progress.Bar, choices: list[str]):
     """(data sets, regressor, unconstrained estimate, options with the method resolved, whether a regressor is kept
-    compactly) of the identification runs: motor-side Gauss-Newton, the compressed problem of streamed runs, or the
-    chosen method on the stacked runs (the elastic layout's method chosen on them, said in ``choices``)."""
+    compactly, notes) of the identification runs: motor-side Gauss-Newton, the compressed problem of streamed runs,
+    or the chosen method on the stacked runs (the elastic layout's method chosen on them, said in ``choices``)."""
     if o.motor_encoders_only:
-        sets, W, est = motor_side_estimate(robot, files, o, notes)
+        sets, W, est, notes = motor_side_estimate(robot, files, o)
         files_bar.update(len(files))
-        return sets, W, est, o, False
+        return sets, W, est, o, False, notes
     streamed = streamed_runs(robot, o)
     sets = tuple(_counted(load_run(robot, f, o, compact=streamed), files_bar) for f in files)
     compact = any(isinstance(d.W, CompactRegressor) for d in sets)
@@ -235,7 +237,7 @@ def _first_estimate(robot: Robot, files, o: IdentificationOptions, notes: list[s
         problem, model = compressed_problem(list(sets))
         _log.debug(f"identification: {o.method} estimate on {problem.samples} samples (compressed)")
         est = compressed_estimate(sets, problem, model, robot.base_parameters().names, o.method)
-        return sets, problem.W, est, o, compact
+        return sets, problem.W, est, o, compact, ()
     if o.method == "auto":  # the elastic layout: decided on the processed runs
         from robid.identification.choices import resolved_method
 
@@ -244,7 +246,8 @@ def _first_estimate(robot: Robot, files, o: IdentificationOptions, notes: list[s
         o = dataclasses.replace(o, method=method)
     W, tau = stack(list(sets))
     _log.debug(f"identification: {o.method} estimate on {W.shape[0]} samples")
-    return sets, W, method_estimate(robot, sets, W, tau, o.method, o, notes), o, compact
+    est, notes = method_estimate(robot, sets, W, tau, o.method, o)
+    return sets, W, est, o, compact, notes
 
 def _counted(dataset: DataSet, files_bar: progress.Bar) -> DataSet:
     _log.debug(f"identification: {dataset.source}: {dataset.W.shape[0]} samples, {dataset.rows_used} rows used")

@@ -18,11 +18,11 @@ GAUSS_NEWTON_STEPS = 30
 GAUSS_NEWTON_TOLERANCE = 1e-4
 
 
-def motor_side_estimate(robot: Robot, files, o: IdentificationOptions, notes: list[str]):
+def motor_side_estimate(robot: Robot, files, o: IdentificationOptions):
     """Gauss-Newton over the stiffness and damping of a motor-encoder-only identification
     (robid.elastic.motor_encoders_only), from the robot file's values: each step is the chosen linear estimator on
     the drive rows linearised at the previous estimate; the stiffness moves in compliance 1/k, where the link
-    states are nearly linear. (data sets of the last step, their stacked regressor, estimate)."""
+    states are nearly linear. (data sets of the last step, their stacked regressor, estimate, notes)."""
     from robid.elastic.motor_encoders_only import spring_parameters
 
     if o.static_deflection:
@@ -34,7 +34,7 @@ def motor_side_estimate(robot: Robot, files, o: IdentificationOptions, notes: li
     for step in range(1, GAUSS_NEWTON_STEPS + 1):
         sets = tuple(load_run(robot, f, o, values) for f in files)
         W, tau = stack(list(sets))
-        est = unconstrained_estimate(W, tau, base.names, o.method, row_correlation(list(sets)), [])
+        est, _ = unconstrained_estimate(W, tau, base.names, o.method, row_correlation(list(sets)))
         new = np.array(est.values, dtype=float)
         compliance = 1.0 / values[stiffness] - (new[stiffness] - values[stiffness]) / values[stiffness] ** 2
         if not np.all(compliance > 0):
@@ -46,8 +46,8 @@ def motor_side_estimate(robot: Robot, files, o: IdentificationOptions, notes: li
         moved = np.abs(new - values) / np.maximum(np.asarray(est.std, dtype=float), 1e-300)
         values = new
         if np.nanmax(moved) < GAUSS_NEWTON_TOLERANCE:
-            notes.append(f"motor encoders only: Gauss-Newton over stiffness and damping converged in {step} steps")
-            return sets, W, est
+            note = f"motor encoders only: Gauss-Newton over stiffness and damping converged in {step} steps"
+            return sets, W, est, (note,)
     raise RobidOptionError(
         "motor_encoders_only", f"Gauss-Newton did not converge in {GAUSS_NEWTON_STEPS} steps (largest move "
         f"{np.nanmax(moved):.3g} std): the stiffness is poorly determined by these data"

@@ -113,7 +113,8 @@ def predict_file(
     overrides = overrides or {}
     # every sample predicted: a periodic file's whole periods differentiated sample by sample, not averaged
     options = dataclasses.replace(options, average_periods=False)
-    options = _overridden(options, overrides, lines)
+    options, given = _overridden(options, overrides)
+    lines += given
     measurement, deflection_notes, step = read_positions(
         robot,
         path,
@@ -193,12 +194,13 @@ def _relative_error_percent(tau_meas: np.ndarray, tau_pred: np.ndarray, compared
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(norm > 0, 100.0 * np.sqrt(np.sum(err**2, axis=0)) / norm, np.nan)
 
-def _overridden(options, overrides: dict, lines: list[str]):
+def _overridden(options, overrides: dict):
+    """(``options`` with the prediction's ``overrides``, the line that says which)."""
     if not overrides:
-        return options
-    lines.append("given for this prediction: " + ", ".join(f"{k} = {v}" for k, v in sorted(overrides.items())))
+        return options, ()
+    line = "given for this prediction: " + ", ".join(f"{k} = {v}" for k, v in sorted(overrides.items()))
     try:
-        return dataclasses.replace(options, **overrides)
+        return dataclasses.replace(options, **overrides), (line,)
     except TypeError as exc:
         raise RobidInputError(f"predict: {exc}") from None
 

@@ -80,9 +80,10 @@ def spring_spreads(robot, datasets: Sequence, values: np.ndarray, names: Sequenc
     return out
 
 
-def widened(est: EstimationResult, spreads: Sequence[SpringSpread], notes: list[str]) -> EstimationResult:
-    """``est`` with each spring's std widened by its between-run scatter (module docstring), one note each."""
+def widened(est: EstimationResult, spreads: Sequence[SpringSpread]) -> tuple[EstimationResult, tuple[str, ...]]:
+    """(``est`` with each spring's std widened by its between-run scatter (module docstring), one note each)."""
     names = list(est.names)
+    notes: list[str] = []
     scale = np.ones(len(names))
     for spread in spreads:
         i = names.index(f"k_{spread.joint}")
@@ -97,9 +98,9 @@ def widened(est: EstimationResult, spreads: Sequence[SpringSpread], notes: list[
                      f"(Q = {spread.q:.3g} on {len(spread.per_run) - 1} dof): its std includes the run-to-run "
                      f"scatter {spread.tau:.3g} ({std:.3g} -> {std * scale[i]:.3g}; DerSimonian-Laird)")
     if np.all(scale == 1.0):
-        return est
+        return est, tuple(notes)
     cov = np.asarray(est.covariance) * np.outer(scale, scale)
-    return est.with_estimate(np.asarray(est.values), cov, notes=tuple(est.notes))
+    return est.with_estimate(np.asarray(est.values), cov, notes=tuple(est.notes)), tuple(notes)
 
 
 def _run(processed, tau_link: np.ndarray, j: int) -> StiffnessRun:

@@ -64,8 +64,8 @@ def read_measurement(
         raise RobidInputError(f"{path}: no such measurement file")
     loaded = read_mapping(mapping) if isinstance(mapping, str | Path) else mapping
     n_joints = _joint_count(robot, dof, loaded, path)
-    notes: list[str] = []
-    tables, loaded = _layout(path, robot, n_joints, loaded, notes)
+    tables, loaded, layout_notes = _layout(path, robot, n_joints, loaded)
+    notes = list(layout_notes)
     columns = _Columns.locate(tables, loaded, n_joints)
     n = tables.common_length(loaded.source)
     result = screen(tables.tables, columns.channels, columns.time, _with_allowances(policy, loaded))
@@ -79,9 +79,10 @@ def read_measurement(
         t = (loaded.start + np.arange(n) / loaded.rate)[keep]
         uniform = not np.any(~keep)
         notes.append(f"{path}: no time column: t = {loaded.start:g} s + k / {loaded.rate:g} Hz")
-    raw = _undo_delays(columns.raw(tables, keep), t, loaded, n_joints, notes)
-    signals = _joint_side(raw, loaded, robot, n_joints, notes)
-    check_positions(signals["q"], robot, str(path), notes)  # degrees read as radians: refused (docs/security.md)
+    raw, delay_notes = _undo_delays(columns.raw(tables, keep), t, loaded, n_joints)
+    signals, side_notes = _joint_side(raw, loaded, robot, n_joints)
+    notes += [*delay_notes, *side_notes]
+    notes += check_positions(signals["q"], robot, str(path))  # degrees read as radians: refused (docs/security.md)
     if loaded.time is None and result.dropped.count:
         notes.append(f"{path}: time stamps of dropped samples are missing from t (the gaps are resampled)")
     return Measurement(
@@ -95,19 +96,17 @@ def read_measurement(
         dropped=result.dropped,
         notes=tuple(notes),
         uniform_time=uniform,
-        design=_mapped_design(loaded, notes),
+        design=_mapped_design(loaded),
     )
 
 
-def _mapped_design(mapping: ChannelMapping, notes: list[str]):
+def _mapped_design(mapping: ChannelMapping):
     """The sampled design a mapping names (``design:``), for the design path of the signal stage."""
     if mapping.design is None:
         return None
     from robid.io.design_file import design_processing
 
-    design = design_processing(mapping.design)[2]
-    notes.append(f"{mapping.source}: the record executes the design {mapping.design}")
-    return design
+    return design_processing(mapping.design)[2]
 
 
 def _joint_count(robot: RobotModel | None, dof: int | None, mapping: ChannelMapping | None, path: Path) -> int:
@@ -126,9 +125,9 @@ def _joint_count(robot: RobotModel | None, dof: int | None, mapping: ChannelMapp
     return values.pop()
 
 
-def _canonical_layout(path: Path, tables: TableSet, n_joints: int, notes: list[str]) -> ChannelMapping:
-    """The mapping implied by the header of a canonical CSV (docs/interfaces.md section 3); unused columns go to
-    ``notes``."""
+def _canonical_layout(path: Path, tables: TableSet, n_joints: int) -> tuple[ChannelMapping, tuple[str, ...]]:
+    """The mapping implied by the header of a canonical CSV (docs/interfaces.md section 3), and notes naming the
+    unused columns."""
     if path.is_dir() or file_format(path, ReadOptions()) != "csv":
         raise RobidOptionError(None,
             f"{path}: not a canonical measurement CSV (header t, q1.., tau1..); describe its layout in a "
@@ -136,30 +135,31 @@ def _canonical_layout(path: Path, tables: TableSet, n_joints: int, notes: list[s
         )
     table = tables.table(None, None, ReadOptions(format="csv", header=True), "canonical CSV")
     mapping, extra = canonical_mapping(table.names or [], n_joints, str(path))
-    notes.extend(extra)
-    return mapping
+    return mapping, tuple(extra)
 
 
 def _layout(
-    path: Path, robot: RobotModel | None, n_joints: int, mapping: ChannelMapping | None, notes: list[str]
-) -> tuple[TableSet, ChannelMapping]:
+    path: Path, robot: RobotModel | None, n_joints: int, mapping: ChannelMapping | None
+) -> tuple[TableSet, ChannelMapping, tuple[str, ...]]:
     """The measurement's tables and the mapping that reads them: a ROS 2 bag's, the canonical CSV's, or the given
-    mapping's."""
+    mapping's; and the notes of reading them."""
     if is_ros_bag(path):
-        return _bag_layout(path, robot, n_joints, mapping, notes)
+        return _bag_layout(path, robot, n_joints, mapping)
     tables = TableSet(path)
     if mapping is not None and (mapping.topic is not None or mapping.joint_names is not None):
         raise RobidInputError(f"{mapping.source}: topic and joint_names are for ROS 2 bags; {path} is not one "
                               "(a bag folder with metadata.yaml, or a .mcap or .db3 file)")
-    return tables, mapping if mapping is not None else _canonical_layout(path, tables, n_joints, notes)
+    if mapping is not None:
+        return tables, mapping, ()
+    return tables, *_canonical_layout(path, tables, n_joints)
 
 
 def _bag_layout(
-    path: Path, robot: RobotModel | None, n_joints: int, mapping: ChannelMapping | None, notes: list[str]
-) -> tuple[TableSet, ChannelMapping]:
+    path: Path, robot: RobotModel | None, n_joints: int, mapping: ChannelMapping | None
+) -> tuple[TableSet, ChannelMapping, tuple[str, ...]]:
     """The tables of a ROS 2 bag (robid.io.ros_bag) and the mapping to read them with: the mapping's own signals
     (referring to the columns t, q1.., qd1.., effort1..), or by default positions, velocities (when every message
-    has them) and efforts as joint torques, with the mapping's allowances."""
+    has them) and efforts as joint torques, with the mapping's allowances; and the bag reader's notes."""
     from robid.io.ros_bag import read_joint_states
 
     table, bag_notes = read_joint_states(
@@ -167,10 +167,10 @@ def _bag_layout(
         topic=mapping.topic if mapping is not None else None,
         renames=mapping.joint_names if mapping is not None else None,
     )
-    notes.extend(bag_notes)
+    notes = tuple(bag_notes)
     tables = TableSet(path, own_table=table)
     if mapping is not None and mapping.groups:
-        return tables, mapping
+        return tables, mapping, notes
     columns = {"positions": "q", "velocities": "qd", "torques": "effort"}
     groups = {
         name: Group(name=name, parts=(Part(columns=tuple(f"{prefix}{j + 1}" for j in range(n_joints)),
@@ -179,9 +179,10 @@ def _bag_layout(
     }
     default = ChannelMapping(source=f"{path} (ROS 2 bag)", groups=groups, time=Part(columns=("t",), units="s"))
     if mapping is None:
-        return tables, default
+        return tables, default, notes
     return tables, replace(default, source=mapping.source, allow_constant=mapping.allow_constant,
-                           allow_saturated=mapping.allow_saturated, dof=mapping.dof, description=mapping.description)
+                           allow_saturated=mapping.allow_saturated, dof=mapping.dof,
+                           description=mapping.description), notes
 
 
 def _with_allowances(policy: ScreeningPolicy, mapping: ChannelMapping) -> ScreeningPolicy:
@@ -229,14 +230,15 @@ class _Columns:
 
 
 def _undo_delays(
-    raw: dict[str, np.ndarray], t: np.ndarray, mapping: ChannelMapping, n_joints: int, notes: list[str]
-) -> dict[str, np.ndarray]:
+    raw: dict[str, np.ndarray], t: np.ndarray, mapping: ChannelMapping, n_joints: int
+) -> tuple[dict[str, np.ndarray], list[str]]:
     """The recorded channels with the mapping's ``delay`` of each group undone, x(t) = x_rec(t + delay), by
     band-limited interpolation (robid.signals.time_shift), on the recorded side (before any transmission mixes
-    channels)."""
+    channels); and one note per group shifted."""
     from robid.signals.time_shift import advance, uniform_step
 
     out = dict(raw)
+    notes: list[str] = []
     for name, group in mapping.groups.items():
         delays = np.broadcast_to(np.asarray(group.delay, dtype=float), (n_joints,)) if np.ndim(group.delay) == 0 \
             else np.asarray(group.delay, dtype=float)
@@ -257,30 +259,33 @@ def _undo_delays(
         out[name] = x
         shifted = ", ".join(f"{j + 1}: {1e3 * delays[j]:g} ms" for j in np.flatnonzero(delays))
         notes.append(f"{mapping.source}: {name} recorded late, advanced by band-limited interpolation ({shifted})")
-    return out
+    return out, notes
 
 
 def _joint_side(
-    raw: dict[str, np.ndarray], mapping: ChannelMapping, robot: RobotModel | None, n_joints: int, notes: list[str]
-) -> dict[str, np.ndarray]:
+    raw: dict[str, np.ndarray], mapping: ChannelMapping, robot: RobotModel | None, n_joints: int
+) -> tuple[dict[str, np.ndarray], list[str]]:
     """The canonical signals (q, qd, qdd, tau, theta) on the joint side: currents to torques, motor-side
-    signals through the transmission, position offsets added; every conversion goes to ``notes``."""
+    signals through the transmission, position offsets added; and a note for every conversion."""
     transmission = TransmissionMatrix(mapping, robot, n_joints)
     where = mapping.source
     out: dict[str, np.ndarray] = {}
+    notes: list[str] = []
     for name, group in mapping.groups.items():
         x = raw[name]
         if name == "currents":
-            out["tau"] = currents_to_torque(x, group, transmission, notes, where)
+            out["tau"], rule = currents_to_torque(x, group, transmission, where)
+            notes += rule
             continue
         if group.side == "motor":
-            x = motor_to_joint(x, name, transmission, notes, where)
+            x, rule = motor_to_joint(x, name, transmission, where)
+            notes += rule
         if group.offset is not None:
             if len(group.offset) != n_joints:
                 raise RobidInputError(f"{where}: {name}.offset: {len(group.offset)} values for {n_joints} joints")
             x = x + np.asarray(group.offset)
         out[_FIELD[name]] = x
-    return out
+    return out, notes
 
 
 def read_trajectory_timing(path: str | Path) -> tuple[float, tuple[int, ...] | None]:

@@ -83,19 +83,18 @@ class TransmissionMatrix:
 
 
 def currents_to_torque(
-    i: np.ndarray, group: Group, transmission: TransmissionMatrix, notes: list[str], where: str
-) -> np.ndarray:
-    """Joint torques (N, dof) from motor currents ``i`` (A): tau = K i with drive gains K, or
-    tau = N^T (k_T i) with torque constants k_T (given, or the robot file's); the rule used goes to ``notes``."""
+    i: np.ndarray, group: Group, transmission: TransmissionMatrix, where: str
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(joint torques (N, dof) from motor currents ``i`` (A), the note of the rule used): tau = K i with drive
+    gains K, or tau = N^T (k_T i) with torque constants k_T (given, or the robot file's)."""
     n = i.shape[1]
     if group.gains is not None:
         gains = np.asarray(group.gains)
         if gains.size != n:
             raise RobidInputError(f"{where}: currents.gains: {gains.size} values for {n} joints")
         scaled = "" if group.gain_scale is None else f" (scaled by the drive-gain file {group.gain_scale})"
-        notes.append(f"{where}: tau = K * i with drive gains K = [{', '.join(f'{g:g}' for g in gains)}] N m/A"
-                     + scaled)
-        return i * gains
+        return i * gains, (f"{where}: tau = K * i with drive gains K = [{', '.join(f'{g:g}' for g in gains)}] N m/A"
+                           + scaled,)
     if group.torque_constants == "robot":
         kt = transmission.robot_values("torque_constant", f"{where}: currents")
     else:
@@ -103,21 +102,18 @@ def currents_to_torque(
         if kt.size != n:
             raise RobidInputError(f"{where}: currents.torque_constants: {kt.size} values for {n} joints")
     m = transmission.matrix(f"{where}: currents")
-    notes.append(
-        f"{where}: tau = N^T (k_T * i) with k_T = [{', '.join(f'{k:g}' for k in kt)}] N m/A, {transmission.describe()}"
-    )
-    return (i * kt) @ m
+    note = (f"{where}: tau = N^T (k_T * i) with k_T = [{', '.join(f'{k:g}' for k in kt)}] N m/A, "
+            f"{transmission.describe()}")
+    return (i * kt) @ m, (note,)
 
 
 def motor_to_joint(
-    x: np.ndarray, name: str, transmission: TransmissionMatrix, notes: list[str], where: str
-) -> np.ndarray:
-    """A motor-side signal ``name`` (N, dof) on the joint side: torques tau = N^T tau_motor (rows:
-    tau_j^T = tau_m^T N), positions, velocities and accelerations N^-1 x_motor; the rule goes to ``notes``."""
+    x: np.ndarray, name: str, transmission: TransmissionMatrix, where: str
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(a motor-side signal ``name`` (N, dof) on the joint side, the note of the rule): torques
+    tau = N^T tau_motor (rows: tau_j^T = tau_m^T N), positions, velocities and accelerations N^-1 x_motor."""
     if name == "torques":
         x = x @ transmission.matrix(f"{where}: torques")
-        notes.append(f"{where}: torques: motor side, tau = N^T tau_motor, {transmission.describe()}")
-        return x
+        return x, (f"{where}: torques: motor side, tau = N^T tau_motor, {transmission.describe()}",)
     x = np.linalg.solve(transmission.matrix(f"{where}: {name}"), x.T).T
-    notes.append(f"{where}: {name}: motor side, divided by the transmission N, {transmission.describe()}")
-    return x
+    return x, (f"{where}: {name}: motor side, divided by the transmission N, {transmission.describe()}",)

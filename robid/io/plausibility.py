@@ -27,12 +27,12 @@ _log = logging.getLogger(__name__)
 OUTSIDE_FRACTION = 0.02
 
 
-def check_positions(q: np.ndarray, robot, where: str, notes: list[str]) -> None:
-    """Refuse positions more than one limit range beyond a joint's limits, warn (a note and a log warning) about
-    positions outside them by more than :data:`OUTSIDE_FRACTION` of the range (module docstring). ``robot``: a
-    RobotModel (None: no check); joints without finite limits are not checked."""
+def check_positions(q: np.ndarray, robot, where: str) -> tuple[str, ...]:
+    """Refuse positions more than one limit range beyond a joint's limits, warn (a returned note and a log warning)
+    about positions outside them by more than :data:`OUTSIDE_FRACTION` of the range (module docstring). ``robot``:
+    a RobotModel (None: no check); joints without finite limits are not checked."""
     if robot is None or q is None or not np.size(q):
-        return
+        return ()
     q = np.asarray(q, dtype=float)
     warnings = []
     for j, joint in enumerate(robot.joints[: q.shape[1]]):
@@ -60,8 +60,8 @@ def check_positions(q: np.ndarray, robot, where: str, notes: list[str]) -> None:
                     "the robot file that are too tight?)")
             warnings.append(text)
     for text in warnings:  # only when no joint was refused
-        notes.append(text)
         _log.warning(text)
+    return tuple(warnings)
 
 
 def check_distinct_runs(sources, options_of) -> None:

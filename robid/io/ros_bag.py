@@ -70,10 +70,10 @@ def read_joint_states(
     try:
         chosen = _topic(reader, path, topic)
         connections = [c for c in reader.connections if c.topic == chosen]
-        samples, names = _samples(reader, connections, path, chosen, joints, dof, renames)
+        samples, sample_notes = _samples(reader, connections, path, chosen, joints, dof, renames)
     finally:
         reader.close()
-    return _table(samples, path, chosen, names)
+    return _table(samples, path, chosen, sample_notes)
 
 
 def _topic(reader, path: Path, topic: str | None) -> str:
@@ -163,12 +163,14 @@ def _row(msg, match: list[int] | None, n_names: int, dof: int, number: int, out:
 
 
 def _table(samples: _Samples, path: Path, topic: str, notes: list[str]) -> tuple[RawTable, list[str]]:
-    """The canonical table: t from the stamps (module docstring), qd only when every message has velocities."""
+    """The canonical table: t from the stamps (module docstring), qd only when every message has velocities; and
+    ``notes`` followed by the table's own."""
     stamps = np.asarray(samples.stamps, dtype=np.int64)
     where = f"{path}: topic {topic}"
+    own: list[str] = []
     if not np.any(stamps):
         stamps = np.asarray(samples.receive, dtype=np.int64)
-        notes.append(f"{where}: every header stamp is zero: t is the bag's receive time")
+        own.append(f"{where}: every header stamp is zero: t is the bag's receive time")
     values = np.vstack(samples.rows)
     dof = (values.shape[1] - 1) // 3
     values[:, 0] = (stamps - stamps[0]) / 1e9
@@ -177,10 +179,10 @@ def _table(samples: _Samples, path: Path, topic: str, notes: list[str]) -> tuple
         keep = [k for k, n in enumerate(names) if not n.startswith("qd")]
         values, names = values[:, keep], [names[k] for k in keep]
         some = "not every message has" if samples.velocity_missing < values.shape[0] else "the messages have no"
-        notes.append(f"{where}: {some} velocities: qd is computed from the positions")
+        own.append(f"{where}: {some} velocities: qd is computed from the positions")
     table = RawTable(file=f"{path} ({topic})", values=values, rows=np.arange(1, values.shape[0] + 1),
                      names=names, problems=dict(samples.problems))
-    return table, notes
+    return table, [*notes, *own]
 
 
 def _one_line(exc: Exception) -> str:

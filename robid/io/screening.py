@@ -131,7 +131,7 @@ def screen(
         _check_gaps(tables[time.table], time, kept, policy)
     positions = {_joint(c.name): tables[c.table].values[kept, c.column] for c in channels if c.kind == "positions"}
     for ref in channels:
-        _check_channel(tables[ref.table], ref, kept, policy, notes, positions.get(_joint(ref.name)))
+        notes += _check_channel(tables[ref.table], ref, kept, policy, positions.get(_joint(ref.name)))
     return ScreeningResult(keep=keep, dropped=record, notes=tuple(notes))
 
 
@@ -402,30 +402,28 @@ def _check_channel(
     ref: ChannelRef,
     kept: np.ndarray,
     policy: ScreeningPolicy,
-    notes: list[str],
     position: np.ndarray | None,
-) -> None:
+) -> list[str]:
+    """The notes of one channel's constant or saturated stretches that are allowed; any other refused."""
     x = table.values[kept, ref.column]
     label = channel_label(table, ref)
     lo, hi = float(np.min(x)), float(np.max(x))
     if lo == hi and _at_rest(ref, lo, position):
-        notes.append(
+        return [
             f"{table.file}: {label}: constant at {lo:.6g} over all {x.size} samples: the joint holds still there "
             "(expected in a static pose or while another joint moves; noted)"
-        )
-        return
+        ]
     if lo == hi:
-        _allow_or_refuse(
+        return [_allow_or_refuse(
             _allowed(ref.name, policy.allow_constant),
-            notes,
             f"{table.file}: {label}: constant at {lo:.6g} (allowed)",
             f"{table.file}: rows {table.rows[kept[0]]}-{table.rows[kept[-1]]}, {label}: constant at {lo:.6g} over "
             f"all {x.size} samples (dead sensor or wrong column?); if that is right, allow it with "
             f"--allow-constant {ref.name}",
-        )
-        return
+        )]
     if ref.kind not in EFFORT_KINDS:
-        return
+        return []
+    notes: list[str] = []
     for extreme in (hi, lo):
         start, length = _longest_run(x == extreme)
         if length >= policy.saturation_run and position is not None:
@@ -435,13 +433,13 @@ def _check_channel(
             moving = True
         if length >= policy.saturation_run and moving:
             r0, r1 = table.rows[kept[start]], table.rows[kept[start + length - 1]]
-            _allow_or_refuse(
+            notes.append(_allow_or_refuse(
                 _allowed(ref.name, policy.allow_saturated),
-                notes,
                 f"{table.file}: rows {r0}-{r1}, {label}: at its extreme {extreme:.6g} (allowed)",
                 f"{table.file}: rows {r0}-{r1}, {label}: saturated at {extreme:.6g} for {length} samples "
                 f"(clipped signal); if that is right, allow it with --allow-saturated {ref.name}",
-            )
+            ))
+    return notes
 
 
 #: a joint holds still when its positions span at most this many logged steps or noise standard deviations
@@ -468,11 +466,11 @@ def _at_rest(ref: ChannelRef, value: float, position: np.ndarray | None) -> bool
     return span <= REST_SPAN * max(float(steps.min()) if steps.size else 0.0, noise)
 
 
-def _allow_or_refuse(allowed: bool, notes: list[str], note: str, refusal: str) -> None:
-    """An allowed finding becomes a note; any other stops the run with ``refusal``."""
+def _allow_or_refuse(allowed: bool, note: str, refusal: str) -> str:
+    """An allowed finding becomes a note (returned); any other stops the run with ``refusal``."""
     if not allowed:
         raise RobidInputError(refusal)
-    notes.append(note)
+    return note
 
 
 def _joint(name: str) -> str:

@@ -134,7 +134,8 @@ def estimate_payload(rows: PayloadRows, model: str = "auto") -> PayloadEstimate:
 
 
 def _mass_com(rows: PayloadRows, determined, vif, cond, notes) -> PayloadEstimate:
-    """m and h with the inertia of a point mass at the COM moved to the torque side (fixed point)."""
+    """m and h with the inertia of a point mass at the COM moved to the torque side (fixed point); the estimate's
+    notes are ``notes`` and its own."""
     inertia = np.zeros(6)
     fit = None
     for _ in range(_FIXED_POINT_PASSES):
@@ -151,13 +152,15 @@ def _mass_com(rows: PayloadRows, determined, vif, cond, notes) -> PayloadEstimat
     std = np.concatenate([fit.std, np.full(6, np.nan)])
     cov = np.full((10, 10), np.nan)
     cov[:4, :4] = fit.covariance
-    notes.append("inertia not estimated: the payload is taken as a point mass at its COM (inertia about the COM "
-                 "zero); the standard deviations of m and the COM are conditional on that")
-    return _result("mass-com", values, std, cov, fit.sigma, rows, determined, vif, cond, notes)
+    point_mass = ("inertia not estimated: the payload is taken as a point mass at its COM (inertia about the COM "
+                  "zero); the standard deviations of m and the COM are conditional on that")
+    return _result("mass-com", values, std, cov, fit.sigma, rows, determined, vif, cond, (*notes, point_mass))
 
 
 def _result(model, values, std, cov, sigma, rows, determined, vif, cond, notes) -> PayloadEstimate:
+    """The estimate's record; its notes are ``notes`` followed by its own."""
     values = np.asarray(values, float)
+    own: list[str] = []
     body = PayloadBody.from_standard(values)
     m, h = values[0], values[1:4]
     if m > 0:
@@ -168,37 +171,39 @@ def _result(model, values, std, cov, sigma, rows, determined, vif, cond, notes) 
         com_std = (math.nan,) * 3
     verdict = check_link("payload", values)
     if not verdict.consistent and model == "full":
-        notes.append("physical consistency: " + "; ".join(verdict.reasons))
+        own.append("physical consistency: " + "; ".join(verdict.reasons))
     fits = mass_by_joint(rows, values[4:])
     by_joint = tuple(None if f is None else f[0] for f in fits)
-    realistic = _realistic(fits, float(std[0]), com_std, float(values[0]), notes)
+    realistic = _realistic(fits, float(std[0]), com_std, float(values[0]))
+    own += realistic[3]
     return PayloadEstimate(
         model=model, names=tuple(PAYLOAD_PARAMETERS), values=values, std=np.asarray(std, float),
         covariance=np.asarray(cov, float), body=body, mass_std=float(std[0]), com_std=com_std,
         determined=tuple(determined), vif=tuple(float(v) for v in vif), condition_number=float(cond),
         sigma=tuple(float(s) for s in sigma), rows_used=int(rows.keep.sum()), reference=rows.reference,
-        consistency=verdict, mass_by_joint=by_joint, notes=tuple(notes), mass_realistic_std=realistic[0],
+        consistency=verdict, mass_by_joint=by_joint, notes=(*notes, *own), mass_realistic_std=realistic[0],
         com_realistic_std=realistic[1], uncertainty_source=realistic[2])
 
 
-def _realistic(fits, mass_std: float, com_std, mass: float, notes: list[str]):
-    """(realistic mass std, realistic COM std, its source in words) from the joints' own estimates ``fits``
+def _realistic(fits, mass_std: float, com_std, mass: float):
+    """(realistic mass std, realistic COM std, its source in words, notes) from the joints' own estimates ``fits``
     (PayloadEstimate docstring); a note when model error dominates the statistical std."""
     found = [f for f in fits if f is not None]
     worst = max((abs(f[0] - mass) / f[1] for f in found if f[1] > 0), default=0.0)
     if len(found) < 2 or worst <= 4.0:
         why = "the joints' own estimates agree within 4 std" if len(found) >= 2 else "one joint determines m"
-        return mass_std, tuple(com_std), f"statistical: {why}"
+        return mass_std, tuple(com_std), f"statistical: {why}", ()
     masses = [f[0] for f in found]
     coms = np.array([f[2] for f in found])
     lo, hi = min(masses), max(masses)
     half = (hi - lo) / 2
     com_half = tuple(float(max(s, (np.max(c) - np.min(c)) / 2)) for s, c in zip(com_std, coms.T, strict=True))
-    notes.append(f"the joints' own mass estimates range over {lo:.4g}..{hi:.4g} kg, up to {worst:.3g} of their "
-                 f"standard deviations from the joint estimate: model or drive-gain error dominates the "
-                 f"statistical std {mass_std:.2g} kg; take half that range, {half:.2g} kg, as the mass's "
-                 "uncertainty")
-    return max(half, mass_std), com_half, f"half the range of {len(found)} joints' own estimates, {lo:.4g}..{hi:.4g} kg"
+    note = (f"the joints' own mass estimates range over {lo:.4g}..{hi:.4g} kg, up to {worst:.3g} of their "
+            f"standard deviations from the joint estimate: model or drive-gain error dominates the "
+            f"statistical std {mass_std:.2g} kg; take half that range, {half:.2g} kg, as the mass's "
+            "uncertainty")
+    source = f"half the range of {len(found)} joints' own estimates, {lo:.4g}..{hi:.4g} kg"
+    return max(half, mass_std), com_half, source, (note,)
 
 
 def mass_by_joint(rows: PayloadRows, inertia: np.ndarray) -> tuple[tuple[float, float, np.ndarray] | None, ...]:

@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 MAX_MISMATCH = 0.02
 
 
-def process_design_period(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, lines: list[str]) -> PathResult:
-    """Find, cut and process the executed period of ``o.design`` in the uniform-grid record (``t``, ``sig``)."""
+def process_design_period(t: np.ndarray, sig: dict, o: ProcessingOptions, where: str) -> tuple[PathResult, list[str]]:
+    """Find, cut and process the executed period of ``o.design`` in the uniform-grid record (``t``, ``sig``);
+    (the path's result, the account of the alignment and the cut)."""
     design = o.design
     _check_design(design, sig["q"].shape[1], where)
     found = align_design(t, sig["q"], design.times(), design.positions(), where)
@@ -53,20 +54,18 @@ def process_design_period(t: np.ndarray, sig: dict, o: ProcessingOptions, where:
     result = process_single_period(grid, cut, (0, m), options, "design", where)
     speeds = np.max(np.abs(splines["q"](grid[[0, -1]], 1)), axis=1)  # fastest joint at either end
     out_of_band = np.sqrt(np.mean((cut["q"][:m] - result.derivs[0]) ** 2, axis=0))
-    lines.append(
+    lines = [
         f"design {design.source}: T = {design.period:g} s, harmonics {format_ranges(design.harmonics)}; executed "
         f"period found at t0 = {found.start:.4f} s ({found.start - t[0]:.4f} s into the record; best whole "
         f"sample {found.coarse_start - t[0]:.3f} s) by least-squares alignment of the measured positions with "
-        f"the design; rms of q - q_design per joint {format_values(found.rms)}, mismatch {found.mismatch:.2e}"
-    )
-    lines.append(
+        f"the design; rms of q - q_design per joint {format_values(found.rms)}, mismatch {found.mismatch:.2e}",
         f"cut [t0, t0 + T] = {grid[0]:.4f}-{grid[-1]:.4f} s, resampled onto {m + 1} points (step T/{m}); fastest "
         f"joint at the cut ends {speeds[0]:.3g} and {speeds[1]:.3g}; measured positions outside the kept band "
-        f"(rms per joint) {format_values(tuple(out_of_band))}"
-    )
+        f"(rms per joint) {format_values(tuple(out_of_band))}",
+    ]
     return dataclasses.replace(
         result, mode="rest-to-rest", period_source="design", onto_grid=lambda x: CubicSpline(t, x, axis=0)(grid[:m])
-    )
+    ), lines
 
 
 def _check_design(design: DesignSamples, dof: int, where: str) -> None:

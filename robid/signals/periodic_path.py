@@ -51,22 +51,22 @@ class _Averaged:
 
 
 def process_periodic(
-    t: np.ndarray, sig: dict, period: float, source: str | None, o: ProcessingOptions, where: str, lines: list[str]
-) -> PathResult:
-    """Process the record on the uniform grid ``t`` as periodic with ``period`` (from ``source``); the account
-    goes straight into ``lines``. ``o.average_periods`` False: every sample of the K periods, not averaged
+    t: np.ndarray, sig: dict, period: float, source: str | None, o: ProcessingOptions, where: str
+) -> tuple[PathResult, list[str]]:
+    """Process the record on the uniform grid ``t`` as periodic with ``period`` (from ``source``): (the result,
+    its account). ``o.average_periods`` False: every sample of the K periods, not averaged
     (:mod:`robid.signals.periodic_samples`)."""
     place = _placement(t, sig["q"], period, o, where)
     k = place.n_periods
     if k == 1:
         i0 = place.first
         i1 = min(i0 + int(round(period / float(t[1] - t[0]))), t.size - 1)
-        lines.append(f"one period of {period:g} s from {t[i0]:g} s: single-period processing")
-        return process_single_period(t, sig, (i0, i1), o, source, where)
+        single = f"one period of {period:g} s from {t[i0]:g} s: single-period processing"
+        return process_single_period(t, sig, (i0, i1), o, source, where), [single]
     present = {name: v for name, v in sig.items() if v is not None}
     cut = periodic.cut_periods(t, present, place.start, period, k)
-    lines.append(_periods_line(period, source, cut, place))
-    lines.extend(whole_periods.left_out_account(t, sig["q"], place, cut.period))
+    lines = [_periods_line(period, source, cut, place), *whole_periods.left_out_account(t, sig["q"], place,
+                                                                                         cut.period)]
     avg = _average(cut, k, o.reject_periods, o.position_step)
     rejected = tuple(int(i) + 1 for i in range(k) if i not in avg.keep)
     if rejected:
@@ -81,12 +81,13 @@ def process_periodic(
         return periodic.cut_periods(t, {"x": x}, place.start, period, k).periods["x"]
 
     if not o.average_periods:
-        result = periodic_samples.process_samples(
-            cut, _hard_band(avg, cut.period, o), lambda p: _torque_band(avg, p, o, lines), o, segment, source, lines
+        result, sample_lines = periodic_samples.process_samples(
+            cut, _hard_band(avg, cut.period, o), lambda p: _torque_band(avg, p, o), o, segment, source
         )
-        return replace(result, onto_grid=lambda x: periods_of(x).reshape(-1, x.shape[1]))
-    band, risk = _averaged_band(avg, cut.period, o, lines)
-    derivs, tau_f, theta_f, est, apply_filter = _spectral(avg, cut.period, band, o, lines)
+        return replace(result, onto_grid=lambda x: periods_of(x).reshape(-1, x.shape[1])), [*lines, *sample_lines]
+    band, risk, band_lines = _averaged_band(avg, cut.period, o)
+    derivs, tau_f, theta_f, est, apply_filter, spectral_lines = _spectral(avg, cut.period, band, o)
+    lines += [*band_lines, *spectral_lines]
     return PathResult(
         t=cut.t,
         derivs=derivs,
@@ -104,7 +105,7 @@ def process_periodic(
         rejected=rejected,
         predicted_qdd_error=tuple(float(v) for v in risk.error()) if risk is not None else est.qdd_std_processed,
         onto_grid=lambda x: periods_of(x)[avg.keep].mean(axis=0),
-    )
+    ), lines
 
 
 def _placement(
@@ -194,34 +195,38 @@ def _hard_band(avg: _Averaged, period: float, o: ProcessingOptions) -> SpectralB
     return SpectralBand.hard(periodic.harmonic_mask(bins, harmonics), how)
 
 
-def _torque_band(avg: _Averaged, positions: SpectralBand, o: ProcessingOptions, lines: list[str]) -> SpectralBand:
-    """The torque band for ``o.torque_band`` (:func:`robid.signals.bands.torque_band`), shared by every joint."""
+def _torque_band(avg: _Averaged, positions: SpectralBand, o: ProcessingOptions) -> tuple[SpectralBand, str]:
+    """The torque band for ``o.torque_band`` (:func:`robid.signals.bands.torque_band`), shared by every joint, and
+    the line that says it."""
     shared = positions.common("the position band of every joint")
     torques, how = bands.torque_band(o.torque_band, shared, avg.mean_tau, avg.harm_tau, avg.n, o.snr_threshold)
-    lines.append(f"torques: {how}" + ("" if o.torque_band == "all" else "; the regressor is filtered to the same band"))
-    return torques
+    return torques, (f"torques: {how}"
+                     + ("" if o.torque_band == "all" else "; the regressor is filtered to the same band"))
 
 
 def _averaged_band(
-    avg: _Averaged, period: float, o: ProcessingOptions, lines: list[str]
-) -> tuple[PeriodBand, BandRisk | None]:
+    avg: _Averaged, period: float, o: ProcessingOptions
+) -> tuple[PeriodBand, BandRisk | None, list[str]]:
     """The bands of the averaged period: the hard band given or chosen from the SNR, or -- automatic -- per
     joint that or a smooth response, whichever predicts the smaller acceleration error on the rows
-    identification uses (:func:`robid.signals.spectral_band.choose_band`), with the predicted errors then."""
+    identification uses (:func:`robid.signals.spectral_band.choose_band`), with the predicted errors then; and
+    the lines that say so."""
     hard = _hard_band(avg, period, o)
     positions, risk = hard, None
     if o.harmonics is None and o.cutoff_hz is None:
-        lines.append(f"DFT of the averaged period, hard band: {hard.describe(period)}")
         floor = noise.pooled_noise_floor(avg.harm_q, avg.n)
         positions, risk = choose_band(avg.mean_q, floor, period, 1, hard, o.min_speed, o.snr_threshold)
-        lines.append(choice_account(positions, risk, period))
+        lines = [f"DFT of the averaged period, hard band: {hard.describe(period)}",
+                 choice_account(positions, risk, period)]
     else:
-        lines.append(f"DFT of the averaged period: kept {hard.describe(period)}")
-    return PeriodBand(positions, _torque_band(avg, positions, o, lines)), risk
+        lines = [f"DFT of the averaged period: kept {hard.describe(period)}"]
+    torques, torque_line = _torque_band(avg, positions, o)
+    return PeriodBand(positions, torques), risk, [*lines, torque_line]
 
 
-def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOptions, lines: list[str]):
-    """Spectral derivatives, noise and filter of the averaged period: (derivs, tau, theta, noise, apply_filter)."""
+def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOptions):
+    """Spectral derivatives, noise and filter of the averaged period: (derivs, tau, theta, noise, apply_filter,
+    lines)."""
     mm, kk = avg.m, avg.n
     mask, mask_tau = band.positions.weights(), band.torques.weights()[:, 0]
     derivs = periodic.spectral_derivatives(avg.mean_q, mask, period, max(2, o.derivatives))
@@ -231,7 +236,7 @@ def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOpti
         periods_theta = avg.cut.periods["theta"][avg.keep]
         theta_f = periodic.spectral_derivatives(periods_theta.mean(axis=0), mask, period, 2)
         theta_noise = _motor_noise(periods_theta, mask, 2.0 * np.pi / period, mm)
-    lines.append("averaged period differentiated by (j h omega)^n, omega = 2 pi / T, harmonic h weighted by the band")
+    lines = ["averaged period differentiated by (j h omega)^n, omega = 2 pi / T, harmonic h weighted by the band"]
     est = noise.spectral_estimate(
         avg.var_q,
         avg.var_tau,
@@ -250,7 +255,7 @@ def _spectral(avg: _Averaged, period: float, band: PeriodBand, o: ProcessingOpti
         + ", after averaging and filtering "
         + format_values(est.tau_std_processed)
     )
-    return derivs, tau_f, theta_f, est, periodic.masked_filter(mask_tau, mm, "one period")
+    return derivs, tau_f, theta_f, est, periodic.masked_filter(mask_tau, mm, "one period"), lines
 
 
 def _motor_noise(periods_theta: np.ndarray, mask: np.ndarray, omega: float, m: int) -> dict:

@@ -50,26 +50,25 @@ def block_weights(band: SpectralBand, n_periods: int, m: int) -> np.ndarray:
 def process_samples(
     cut: periodic.PeriodCut,
     hard: SpectralBand,
-    torque_band: Callable[[SpectralBand], SpectralBand],
+    torque_band: Callable[[SpectralBand], tuple[SpectralBand, str]],
     o: ProcessingOptions,
     segment: tuple[float, float],
     source: str | None,
-    lines: list[str],
-) -> PathResult:
+) -> tuple[PathResult, list[str]]:
     """Every sample of the K periods of ``cut`` (module docstring). The position band: ``hard`` when the
     harmonics or a cut-off are given, else per joint that or a smooth response, whichever predicts the least
     acceleration error on this block's own rows (:func:`robid.signals.spectral_band.choose_band`, with the
-    block's own noise); ``torque_band`` gives the torque band for the position band. The account goes into
-    ``lines``."""
+    block's own noise); ``torque_band`` gives the torque band for the position band and its line. Returns (the
+    result, its account)."""
     k, m = next(iter(cut.periods.values())).shape[:2]
     period = cut.period
     span = k * period
     orders = max(2, o.derivatives)
     block, steps = _without_end_jump(cut, span, orders)
     floors = _floors(block, k, block_weights(hard, k, m)[:, 0], o.position_step)
-    lines.append(f"DFT of the {k}-period block, hard band: {hard.describe(period)}")
-    positions, risk = _position_band(block, floors, period, k, hard, o, lines)
-    torques = torque_band(positions)
+    positions, risk, band_lines = _position_band(block, floors, period, k, hard, o)
+    torques, torque_line = torque_band(positions)
+    lines = [f"DFT of the {k}-period block, hard band: {hard.describe(period)}", *band_lines, torque_line]
     mask, mask_tau = block_weights(positions, k, m), block_weights(torques, k, m)[:, 0]
     dq = periodic.spectral_derivatives(block["q"], mask, span, orders)
     derivs = [d + s for d, s in zip(dq, steps["q"], strict=True)]
@@ -87,7 +86,7 @@ def process_samples(
         + format_values(est.tau_std_processed)
     )
     step = period / m
-    return PathResult(
+    result = PathResult(
         t=cut.t[0] + np.arange(k * m) * step,
         derivs=derivs,
         tau=tau_f,
@@ -103,18 +102,17 @@ def process_samples(
         segment=segment,
         predicted_qdd_error=tuple(float(v) for v in risk.error()) if risk is not None else est.qdd_std_processed,
     )
+    return result, lines
 
 
 
-def _position_band(block: dict, floors, period: float, k: int, hard: SpectralBand, o: ProcessingOptions,
-                   lines: list[str]):
-    """(position band, its risk account or None): ``hard`` when the harmonics or a cut-off are given, else the
-    band :func:`robid.signals.spectral_band.choose_band` chooses on the block (said in ``lines``)."""
+def _position_band(block: dict, floors, period: float, k: int, hard: SpectralBand, o: ProcessingOptions):
+    """(position band, its risk account or None, lines): ``hard`` when the harmonics or a cut-off are given, else
+    the band :func:`robid.signals.spectral_band.choose_band` chooses on the block (said in the lines)."""
     if o.harmonics is not None or o.cutoff_hz is not None:
-        return hard, None
+        return hard, None, ()
     positions, risk = choose_band(block["q"], floors[0], period, k, hard, o.min_speed, o.snr_threshold)
-    lines.append(choice_account(positions, risk, period))
-    return positions, risk
+    return positions, risk, (choice_account(positions, risk, period),)
 
 
 def _motor_derivatives(block: dict, steps: dict, mask: np.ndarray, span: float) -> list[np.ndarray]:

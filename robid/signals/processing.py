@@ -105,13 +105,16 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
         lines.append(f"dropped while reading: {measurement.dropped.summary()}")
 
     _check_measurement(measurement)
-    t, sig, qd_file, origin = _on_uniform_grid(measurement, opts, lines)
+    t, sig, qd_file, origin, grid_lines = _on_uniform_grid(measurement, opts)
     spectra = PositionSpectra.of(sig["q"], (t.size - 1) / float(t[-1] - t[0]))
-    result, guard = _guarded(_choose_and_run(t, sig, opts, where, lines, spectra), t, sig, spectra, opts)
+    chosen, path_lines = _choose_and_run(t, sig, opts, where, spectra)
+    lines += [*grid_lines, *path_lines]
+    result, guard = _guarded(chosen, t, sig, spectra, opts)
     measured = measured_velocity(t, qd_file, result, logged_step(measurement.qd)) if qd_file is not None else None
     if opts.decimate != 1 and result.mode != NONPERIODIC:
         lines.append(f"decimate {opts.decimate} ignored: decimation belongs to the non-periodic path")
-    keep, standstill = _mark_unused(result, opts, lines)
+    keep, standstill, selection_lines = _mark_unused(result, opts)
+    lines += selection_lines
     orders = max(2, opts.derivatives)
     d = result.derivs
     return ProcessedSignals(
@@ -152,12 +155,12 @@ def process(measurement: Measurement, options: ProcessingOptions | None = None) 
 
 
 
-def _on_uniform_grid(measurement: Measurement, opts: ProcessingOptions, lines: list[str]):
-    """(t, signals, the file's measured velocity or None, t0) of the measurement's time window on a uniform grid.
-    Processing must not depend on where the clock started (controller logs count from 1970): it works on t - t0
-    and hands back times as given."""
+def _on_uniform_grid(measurement: Measurement, opts: ProcessingOptions):
+    """(t, signals, the file's measured velocity or None, t0, lines) of the measurement's time window on a uniform
+    grid. Processing must not depend on where the clock started (controller logs count from 1970): it works on
+    t - t0 and hands back times as given."""
     where = measurement.source
-    t, signals = _time_window(measurement, opts, lines)
+    t, signals, lines = _time_window(measurement, opts)
     origin = float(t[0])
     if origin != 0.0:
         lines.append(f"times in this account are from the first sample, t0 = {origin:.15g} s")
@@ -167,7 +170,7 @@ def _on_uniform_grid(measurement: Measurement, opts: ProcessingOptions, lines: l
     qd_file = sig.pop("qd_measured", None)  # not processed: only the sign of the Coulomb term takes it
     if t.size < MIN_SAMPLES:
         raise RobidInputError(f"{where}: only {t.size} samples after resampling; at least {MIN_SAMPLES} are needed")
-    return t, sig, qd_file, origin
+    return t, sig, qd_file, origin, lines
 
 
 def _guarded(result: PathResult, t: np.ndarray, sig: dict, spectra: PositionSpectra, opts: ProcessingOptions):
@@ -202,12 +205,13 @@ def _with_measurement_design(o: ProcessingOptions, m: Measurement) -> Processing
     return replace(o, design=d, period=d.period, period_source="design", excited_harmonics=d.harmonics)
 
 
-def _time_window(m: Measurement, o: ProcessingOptions, lines: list[str]) -> tuple[np.ndarray, dict]:
-    """The samples of the time window ``o.start``-``o.end`` (all without one): t and the signals q, tau, theta."""
+def _time_window(m: Measurement, o: ProcessingOptions) -> tuple[np.ndarray, dict, list[str]]:
+    """The samples of the time window ``o.start``-``o.end`` (all without one): t, the signals q, tau, theta, and
+    the line that says the window."""
     t = m.t
     signals = {"q": m.q, "tau": m.tau, "theta": m.theta, "qd_measured": m.qd}
     if o.start is None and o.end is None:
-        return t, signals
+        return t, signals, []
     lo = o.start if o.start is not None else t[0]
     hi = o.end if o.end is not None else t[-1]
     inside = (t >= lo) & (t <= hi)
@@ -218,8 +222,7 @@ def _time_window(m: Measurement, o: ProcessingOptions, lines: list[str]) -> tupl
         )
     t = t[inside]
     signals = {k: (v[inside] if v is not None else None) for k, v in signals.items()}
-    lines.append(f"time window {lo:g}-{hi:g} s ({t.size} samples)")
-    return t, signals
+    return t, signals, [f"time window {lo:g}-{hi:g} s ({t.size} samples)"]
 
 
 def _check_measurement(m: Measurement) -> None:
@@ -268,17 +271,17 @@ def _check_options(o: ProcessingOptions, where: str) -> None:
 
 
 def _choose_and_run(
-    t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, lines: list[str], spectra: PositionSpectra
-) -> PathResult:
+    t: np.ndarray, sig: dict, o: ProcessingOptions, where: str, spectra: PositionSpectra
+) -> tuple[PathResult, list[str]]:
     """Run the path ``o.mode`` asks for, or choose it (``auto``): the executed period of a known design, else
     periodic with a given or detected period, else rest-to-rest when the record starts and ends at rest, else
-    non-periodic."""
+    non-periodic; (its result, the account of the choice and of what the path did before its own lines)."""
     q = sig["q"]
     span = float(t[-1] - t[0])
     if o.mode == "nonperiodic":
-        return process_nonperiodic(t, sig, o, where, spectra)
+        return process_nonperiodic(t, sig, o, where, spectra), []
     if o.design is not None and o.mode in ("auto", "rest-to-rest"):
-        return process_design_period(t, sig, o, where, lines)
+        return process_design_period(t, sig, o, where)
     if o.mode == "rest-to-rest":
         window = selection.rest_to_rest_window(t, q)
         if window is None:
@@ -286,27 +289,28 @@ def _choose_and_run(
                 f"{where}: the record does not start and end at rest (every joint slower than "
                 f"{selection.STANDSTILL_SPEED:g} rad/s); use another mode"
             )
-        return process_single_period(t, sig, window, o, "segment", where, spectra)
-    period, source = o.period, (o.period_source if o.period is not None else None)
+        return process_single_period(t, sig, window, o, "segment", where, spectra), []
+    period, source, lines = o.period, (o.period_source if o.period is not None else None), []
     if period is None:
-        period, source = _detected_period(t, q, o, where, lines)
+        period, source, lines = _detected_period(t, q, o, where)
     if period is not None:
         if period > span + 1.5 * (t[1] - t[0]):
             raise RobidInputError(f"{where}: the record ({span:g} s) is shorter than one period ({period:g} s)")
-        return process_periodic(t, sig, period, source, o, where, lines)
+        result, periodic_lines = process_periodic(t, sig, period, source, o, where)
+        return result, [*lines, *periodic_lines]
     window = selection.rest_to_rest_window(t, q)
     if window is not None:
         lines.append("the record starts and ends at rest: processed as one rest-to-rest period")
-        return process_single_period(t, sig, window, o, "segment", where, spectra)
+        return process_single_period(t, sig, window, o, "segment", where, spectra), lines
     lines.append("not periodic and not rest-to-rest: non-periodic path")
-    return process_nonperiodic(t, sig, o, where, spectra)
+    return process_nonperiodic(t, sig, o, where, spectra), lines
 
 
 def _detected_period(
-    t: np.ndarray, q: np.ndarray, o: ProcessingOptions, where: str, lines: list[str]
-) -> tuple[float | None, str | None]:
-    """The period found in the positions when at least two whole periods fit in their periodic part (or
-    whenever ``o.mode`` is periodic), else None; what was found goes to ``lines``."""
+    t: np.ndarray, q: np.ndarray, o: ProcessingOptions, where: str
+) -> tuple[float | None, str | None, list[str]]:
+    """(the period found in the positions when at least two whole periods fit in their periodic part (or
+    whenever ``o.mode`` is periodic), else None; its source; a line saying what was found)."""
     found = periodic.detect_period(t, q)
     if found is None:
         if o.mode == PERIODIC:
@@ -314,26 +318,25 @@ def _detected_period(
                 f"{where}: no period found in the positions (need at least two periods in the record); "
                 "give it with {period} or {trajectory}"
             )
-        lines.append("no period detected in the positions")
-        return None, None
+        return None, None, ["no period detected in the positions"]
     place = whole_periods.place_periods(t, q, found.period)
     k = place.fit if place is not None else 0
     part = f" in the periodic part {t[place.part[0]]:g}-{t[place.part[1]]:g} s" if place is not None else ""
-    lines.append(
-        f"period detected from the positions: T = {found.period:.9g} s (mismatch {found.mismatch:.2e}); "
-        f"{k} whole period(s){part}"
-    )
+    lines = [f"period detected from the positions: T = {found.period:.9g} s (mismatch {found.mismatch:.2e}); "
+             f"{k} whole period(s){part}"]
     if k >= 2 or o.mode == PERIODIC:
-        return found.period, "detected"
-    return None, None
+        return found.period, "detected", lines
+    return None, None, lines
 
 
 def _mark_unused(
-    result: PathResult, o: ProcessingOptions, lines: list[str]
-) -> tuple[np.ndarray, tuple[tuple[float, float], ...]]:
+    result: PathResult, o: ProcessingOptions
+) -> tuple[np.ndarray, tuple[tuple[float, float], ...], list[str]]:
     """Data selection (docs/signals.md section 9): the (N, dof) ``keep`` mask -- standstill segments when
-    ``o.drop_standstill``, near-zero velocity below ``o.min_speed`` -- and the standstill segments found."""
+    ``o.drop_standstill``, near-zero velocity below ``o.min_speed`` --, the standstill segments found, and the
+    lines that say so."""
     t, qd = result.t, result.derivs[1]
+    lines: list[str] = []
     keep = np.ones(qd.shape, dtype=bool)
     still = selection.standstill_segments(t, qd, o.standstill_speed, o.standstill_duration)
     if still:
@@ -354,4 +357,4 @@ def _mark_unused(
             + ", ".join(f"{int(n)}" for n in dropped)
             + f" of {t.size} samples"
         )
-    return keep, still
+    return keep, still, lines
