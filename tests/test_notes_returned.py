@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "robid"
 
 #: parameter names that carry notes (``lines``: the signal stage's account, ProcessedSignals.method)
-NOTE_PARAMETERS = frozenset({"notes", "lines", "warnings", "messages"})
+NOTE_PARAMETERS = frozenset({"notes", "lines", "warnings", "messages", "choices"})
 
 #: the list methods that change a list in place
 MUTATING_METHODS = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__", "pop", "remove", "clear"})

@@ -17,22 +17,22 @@ from robid.robot import Robot
 _log = logging.getLogger(__name__)
 
 
-def compared_friction_models(robot: Robot, sets, vsets, o: IdentificationOptions, compact: bool, choices: list[str],
-                        est: EstimationResult):
-    """The friction model selection on the identification runs (validated on ``vsets``;
-    robid.identification.friction_fit.select_friction), or None when none is run (the reason in ``choices``)."""
+def compared_friction_models(robot: Robot, sets, vsets, o: IdentificationOptions, compact: bool,
+                             est: EstimationResult):
+    """(the friction model selection on the identification runs, validated on ``vsets``
+    (robid.identification.friction_fit.select_friction), or None when none is run; the record's choice line that
+    says which models were compared or why none was)."""
     from robid.identification.choices import friction_candidates
 
     rows = sum(int(d.rows_used) for d in sets)
     candidates, line = friction_candidates(robot, o, o.method, rows, compact)
-    if line:
-        choices.append(line)
+    said = (line,) if line else ()
     if not candidates:
-        return None
+        return None, said
     from robid.identification.friction_selection import select_for_record
 
     with progress.stage(f"identification: friction models {', '.join(candidates)} compared per joint", _log):
-        return select_for_record(robot, sets, vsets, candidates, o.coulomb, start_weights=est.weights)
+        return select_for_record(robot, sets, vsets, candidates, o.coulomb, start_weights=est.weights), said
 
 
 #: estimators whose values the joint fit of the chosen friction models replaces (it is a weighted fit with per-joint

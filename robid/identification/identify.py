@@ -129,10 +129,9 @@ def run_identification(
     if not files:
         raise RobidInputError("identify: at least one measurement file is needed")
     check_distinct_runs(files, lambda f: (o.processing_for(f), o.mapping_for(f)))  # the same run twice: refused
-    choices: list[str] = []
     robot, layout = chosen_layout(robot, files, o)
     method, why = resolved_method(robot, o)
-    choices += [line for line in (layout, why) if line] + term_lines(robot)
+    choices = (*(line for line in (layout, why) if line), *term_lines(robot))
     o = dataclasses.replace(o, method=method)
     base = robot.base_parameters()
     validated = f", validated on {len(validation_files)}" if validation_files else ""
@@ -164,18 +163,19 @@ def _with_held_friction(work: Solution) -> Solution:
 
 
 def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, files_bar: progress.Bar,
-           choices: list[str]) -> Solution:
+           choices: tuple[str, ...]) -> Solution:
     """The estimate and everything measured about it (:func:`run_identification`), with every step's notes in
-    order; ``files_bar`` counts the files read; the friction-model choice is added to ``choices``."""
+    order; ``files_bar`` counts the files read; the record's choices are ``choices`` followed by this step's (the
+    elastic layout's method, the friction models compared)."""
     base = robot.base_parameters()
-    sets, W, est, o, compact, first_notes = _first_estimate(robot, files, o, files_bar, choices)
+    sets, W, est, o, compact, first_notes, method_choice = _first_estimate(robot, files, o, files_bar)
     notes = list(first_notes)
     if len(sets) > 1:
         samples = sum(d.W.shape[0] for d in sets)
         notes.append(f"{len(sets)} runs stacked into one least-squares problem ({samples} samples)")
     vsets = tuple(_counted(load_run(robot, f, o, None, linearise=False, compact=streamed_runs(robot, o)), files_bar)
                   for f in validation_files) if not o.motor_encoders_only else ()
-    friction = compared_friction_models(robot, sets, vsets, o, compact, choices, est)
+    friction, friction_choice = compared_friction_models(robot, sets, vsets, o, compact, est)
     adopted, adoption_notes = adopts(friction, o) if friction is not None else (False, ())
     notes += adoption_notes
     if adopted:
@@ -216,20 +216,21 @@ def _solve(robot: Robot, files, o: IdentificationOptions, validation_files, file
         friction_models=None if friction is None else friction_record(robot, sets, friction, adopted, o),
         estimator_comparison=estimator_comparison(robot, sets, vsets, o, (o.method, values)),
         friction=friction.final if adopted else None,
-        choices=tuple(choices),
+        choices=(*choices, *method_choice, *friction_choice),
         held_friction=None,
     )
 
 
 
-def _first_estimate(robot: Robot, files, o: IdentificationOptions, files_bar: progress.Bar, choices: list[str]):
+def _first_estimate(robot: Robot, files, o: IdentificationOptions, files_bar: progress.Bar):
     """(data sets, regressor, unconstrained estimate, options with the method resolved, whether a regressor is kept
-    compactly, notes) of the identification runs: motor-side Gauss-Newton, the compressed problem of streamed runs,
-    or the chosen method on the stacked runs (the elastic layout's method chosen on them, said in ``choices``)."""
+    compactly, notes, choices) of the identification runs: motor-side Gauss-Newton, the compressed problem of
+    streamed runs, or the chosen method on the stacked runs (the elastic layout's method chosen on them: the line
+    that says so is the choices')."""
     if o.motor_encoders_only:
         sets, W, est, notes = motor_side_estimate(robot, files, o)
         files_bar.update(len(files))
-        return sets, W, est, o, False, notes
+        return sets, W, est, o, False, notes, ()
     streamed = streamed_runs(robot, o)
     sets = tuple(_counted(load_run(robot, f, o, compact=streamed), files_bar) for f in files)
     compact = any(isinstance(d.W, CompactRegressor) for d in sets)
@@ -237,17 +238,18 @@ def _first_estimate(robot: Robot, files, o: IdentificationOptions, files_bar: pr
         problem, model = compressed_problem(list(sets))
         _log.debug(f"identification: {o.method} estimate on {problem.samples} samples (compressed)")
         est = compressed_estimate(sets, problem, model, robot.base_parameters().names, o.method)
-        return sets, problem.W, est, o, compact, ()
+        return sets, problem.W, est, o, compact, (), ()
+    chosen: tuple[str, ...] = ()
     if o.method == "auto":  # the elastic layout: decided on the processed runs
         from robid.identification.choices import resolved_method
 
         method, why = resolved_method(robot, o, sets)
-        choices.append(why)
+        chosen = (why,)
         o = dataclasses.replace(o, method=method)
     W, tau = stack(list(sets))
     _log.debug(f"identification: {o.method} estimate on {W.shape[0]} samples")
     est, notes = method_estimate(robot, sets, W, tau, o.method, o)
-    return sets, W, est, o, compact, notes
+    return sets, W, est, o, compact, notes, chosen
 
 def _counted(dataset: DataSet, files_bar: progress.Bar) -> DataSet:
     _log.debug(f"identification: {dataset.source}: {dataset.W.shape[0]} samples, {dataset.rows_used} rows used")
