@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,8 +32,14 @@ class BaseParameters:
     exact: bool
     _module: object = field(repr=False, compare=False, default=None)
     _backend: object = field(repr=False, compare=False, default=None)  # robid.dynamics.compiled.CompiledBackend
+    _many_calls: bool = field(repr=False, compare=False, default=False)
 
     motor_joints: tuple[int, ...] = ()
+
+    def for_many_calls(self) -> BaseParameters:
+        """This base regressor for a caller that evaluates it many times on small batches (an optimiser, an
+        integrator): every call runs the C library where there is one (robid.dynamics.compiled)."""
+        return dataclasses.replace(self, _many_calls=True)
 
     def regressor(self, q, qd, qdd, out=None, *, motor=None) -> np.ndarray:
         """(N, rows, nb) base regressor; ``out`` an optional buffer of that shape to fill and return.
@@ -40,7 +47,7 @@ class BaseParameters:
         Rows are the joints, followed for the elastic layout by the motor rows of the elastic joints; then
         ``motor=(theta, thetad, thetadd)`` gives the motor states, (N, dof) each (docs/elastic.md)."""
         states = _states(q, qd, qdd) + _motor_states(self.motor_joints, motor, np.shape(q))
-        library = _library_for(self._backend, self.motor_joints, states[0].shape[0])
+        library = _library_for(self._backend, self.motor_joints, states[0].shape[0], self._many_calls)
         if library is not None:
             return library.evaluate("base_regressor", *states, out=out)
         return self._module.base_regressor(*states, out=out)
@@ -99,7 +106,7 @@ class Robot:
     @property
     def _c(self):
         """The compiled library, built and loaded now if it was not (robid.dynamics.compiled), or None: the numpy
-        code. The regressors switch to it after a large call or many calls (robid.dynamics.compiled)."""
+        code. The regressors use it for large calls and for callers that make many (robid.dynamics.compiled)."""
         self._compile()
         return self._backend.library() if self._backend is not None else None
 
@@ -182,10 +189,10 @@ class Robot:
         )
 
 
-def _library_for(backend, motor_joints: tuple[int, ...], n: int):
-    """The C library for the next call, of ``n`` samples, or None: the numpy code (no library, the robot's first
-    small calls, or the elastic layout, whose motor rows only the numpy code has)."""
-    return None if backend is None or motor_joints else backend.for_samples(n)
+def _library_for(backend, motor_joints: tuple[int, ...], n: int, many_calls: bool = False):
+    """The C library for a call of ``n`` samples, or None: the numpy code (no library, a small call from a caller
+    that makes few, or the elastic layout, whose motor rows only the numpy code has)."""
+    return None if backend is None or motor_joints else backend.for_samples(n, many_calls)
 
 
 _MODULES: dict[str, object] = {}

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import robid
-from robid.dynamics.compiled import C_MIN_CALLS, C_MIN_SAMPLES, CRegressors, aligned_empty
+from robid.dynamics.compiled import C_MIN_SAMPLES, CRegressors, aligned_empty
 from robid.symbolic import cbuild
 from robid.symbolic.cache import compiled_library
 
@@ -178,21 +178,20 @@ def test_aligned_outputs():
 
 
 @needs_cc
-@pytest.mark.parametrize("switch", ["a large call", "many calls"])
-def test_the_public_regressors_switch_to_the_library_after_a_large_call_or_many_calls(built_in, switch):
-    """A robot's regressors run the numpy code until a call of C_MIN_SAMPLES samples or call number C_MIN_CALLS + 1,
-    then the library for every call: each result is the chosen backend's to the bit (the two differ in rounding,
-    so the choice is visible), whether the library was built before or not."""
+@pytest.mark.parametrize("caller", ["any", "many calls"])
+def test_the_public_regressors_use_the_library_for_large_calls_and_callers_that_make_many(built_in, caller):
+    """A call of C_MIN_SAMPLES samples or more runs the library, a smaller one the numpy code, whatever ran before;
+    a caller that makes many calls (for_many_calls: the optimiser, the integrator) runs the library on every call.
+    Each result is the chosen backend's to the bit (the two differ in rounding, so the choice is visible)."""
     library = _robot(built_in, "puma560")._c
-    robot = robid.load_robot("puma560")  # a fresh robot object: the switch counts its own calls
+    robot = robid.load_robot("puma560")
     base = robot.base_parameters()
-    small = [C_MIN_SAMPLES - 1] + [1] * (C_MIN_CALLS - 1 if switch == "many calls" else 0)
-    large = [C_MIN_SAMPLES if switch == "a large call" else 2, 1, 7]
-    calls = [(n, "numpy") for n in small] + [(n, "library") for n in large]
-    for public, program in ((robot.regressor, "regressor"), (base.regressor, "base_regressor")):
-        robot._backend._calls, robot._backend._every_call = 0, False  # each program from the start
-        for k, (n, chosen) in enumerate(calls):
+    publics = [(base.for_many_calls().regressor, "base_regressor")] if caller == "many calls" else [
+        (robot.regressor, "regressor"), (base.regressor, "base_regressor")]
+    for public, program in publics:
+        for k, n in enumerate((C_MIN_SAMPLES - 1, C_MIN_SAMPLES, 1, 7, C_MIN_SAMPLES + 5, 2)):
             q, qd, qdd = _states(n, robot.dof, seed=k)
+            chosen = "library" if caller == "many calls" or n >= C_MIN_SAMPLES else "numpy"
             expected = (library.evaluate(program, q, qd, qdd) if chosen == "library"
                         else _numpy(robot, program)(q, qd, qdd))
             got = public(q, qd, qdd)
@@ -210,7 +209,7 @@ def test_a_model_is_derived_without_compiling_and_built_at_its_first_large_call(
     monkeypatch.setattr(cbuild, "build", lambda *a: builds.append(a) or real_build(*a))
     robot = robid.load_robot("do_2r_elastic", terms=("rigid",))
     q, qd, qdd = _states(C_MIN_SAMPLES - 1, robot.dof, seed=4)
-    for _ in range(C_MIN_CALLS // 2):
+    for _ in range(3):
         robot.regressor(q, qd, qdd), robot.base_parameters().regressor(q, qd, qdd)
     (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert (folder / "model_c.c").exists() and not list(folder.glob("*.so")) and builds == []

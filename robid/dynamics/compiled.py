@@ -1,18 +1,17 @@
 """Evaluation backends of the generated regressors: the numpy module (always) and the optional C library.
 
-A robot's regressors run the numpy code until one call has at least :data:`C_MIN_SAMPLES` samples or
-:data:`C_MIN_CALLS` calls have been made; from then on every call runs the library built for this processor
-(``model_c-native-<cpu>.so``), else the portable one (``model_c-portable-<machine>.so``), each compiled from the
-cache entry's ``model_c.c`` when it is first needed and checked against its record (robid.symbolic.cbuild,
+A call of fewer than :data:`C_MIN_SAMPLES` samples runs the numpy code, a larger one the library built for this
+processor (``model_c-native-<cpu>.so``), else the portable one (``model_c-portable-<machine>.so``), each compiled
+from the cache entry's ``model_c.c`` when it is first needed and checked against its record (robid.symbolic.cbuild,
 robid.symbolic.cache.compiled_library). Compiling takes 1-10 s, which a model that is only checked or exported on
-a few short batches never wins back (the numpy code takes 0.5 ms for 100 samples of a 6-axis robot, 1 ms for
-1000; docs/model.md), while an identification (large batches) or an optimiser or an integrator (many small calls)
-switches at once or after its first hundred calls (ski rental: stop paying by the call once the calls have cost
-about as much as buying). The switch depends on the robot object's own calls, never on the cache or on other
-processes, so the same calls give the same numbers anywhere. ``ROBID_BACKEND=numpy`` forces the numpy code for
-every call, ``ROBID_BACKEND=c`` the library for every call, ``ROBID_BACKEND=portable`` the portable library for
-every call. A library that does not load falls back to the next with a note, the last to numpy. Both backends
-take (N, dof) arrays and return (N, dof, columns).
+a few short batches never wins back (the numpy code takes 0.5 ms for 100 samples of a 6-axis robot, 1 ms for 1000;
+docs/model.md). A caller that evaluates the regressor many times on small batches -- the excitation optimiser,
+the closed-loop integrator -- asks for the library on every call (``BaseParameters.for_many_calls``). The choice
+depends on the call and its caller alone, never on what ran before or on the cache, so the same call gives the
+same numbers in any process (the two backends differ in rounding). ``ROBID_BACKEND=numpy`` forces the numpy code
+for every call, ``ROBID_BACKEND=c`` the library for every call, ``ROBID_BACKEND=portable`` the portable library
+for every call. A library that does not load falls back to the next with a note, the last to numpy. Both
+backends take (N, dof) arrays and return (N, dof, columns).
 """
 
 from __future__ import annotations
@@ -27,10 +26,8 @@ import numpy as np
 _log = logging.getLogger(__name__)
 
 _PTR = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
-#: a call with this many samples switches a robot's regressors to the C library (module docstring)
+#: samples from which a call runs the C library (module docstring)
 C_MIN_SAMPLES = 1000
-#: calls after which a robot's regressors switch to the C library whatever their sizes (module docstring)
-C_MIN_CALLS = 100
 
 
 class CRegressors:
@@ -83,13 +80,12 @@ def aligned_empty(shape, alignment: int = 64) -> np.ndarray:
 
 
 class CompiledBackend:
-    """The C library of a cache entry for one robot object, loaded -- and built if it is not there yet -- when the
-    robot's calls switch to it (module docstring): :meth:`for_samples` for a call, :meth:`library` to load it now."""
+    """The C library of a cache entry, loaded -- and built if it is not there yet -- at the first call that needs
+    it (module docstring): :meth:`for_samples` for a call, :meth:`library` to load it now."""
 
     def __init__(self, folder: Path, dof: int, n_standard: int, n_base: int, every_call: bool = False):
         self._entry = (Path(folder), dof, n_standard, n_base)
         self._every_call = every_call
-        self._calls = 0
         self._library: CRegressors | None = None
         self._loaded = False
 
@@ -100,14 +96,10 @@ class CompiledBackend:
             self._loaded = True
         return self._library
 
-    def for_samples(self, n: int) -> CRegressors | None:
-        """The library for the next call, of ``n`` samples, or None: that call runs the numpy code."""
-        if not self._every_call:
-            self._calls += 1
-            if n < C_MIN_SAMPLES and self._calls <= C_MIN_CALLS:
-                return None
-            self._every_call = True  # from this call on
-        return self.library()
+    def for_samples(self, n: int, many_calls: bool = False) -> CRegressors | None:
+        """The library for a call of ``n`` samples (from a caller that makes many calls), or None: that call runs
+        the numpy code."""
+        return self.library() if self._every_call or many_calls or n >= C_MIN_SAMPLES else None
 
 
 def compiled_backend(folder: Path, dof: int, n_standard: int, n_base: int) -> CompiledBackend | None:

@@ -34,7 +34,8 @@ class _RobotMethod:
             robot = _REBUILT.get(key)
             if robot is None:
                 robot = _REBUILT[key] = Robot(self.model, self.terms)
-            self._fn = robot.base_parameters().regressor if self.kind == "base_regressor" else robot.inverse_dynamics
+            self._fn = (robot.base_parameters().for_many_calls().regressor if self.kind == "base_regressor"
+                        else robot.inverse_dynamics)  # the optimiser's many calls: the C library
         return self._fn(*args, **kwargs)
 
 
@@ -50,7 +51,8 @@ class _PortableRobot:
     def __init__(self, robot):
         self.model = robot.model
         base = robot.base_parameters()
-        self._base = _PortableBase(base, _RobotMethod(robot.model, robot.terms, "base_regressor", base.regressor))
+        self._base = _PortableBase(base, _RobotMethod(robot.model, robot.terms, "base_regressor",
+                                                      base.for_many_calls().regressor))
         self.inverse_dynamics = _RobotMethod(robot.model, robot.terms, "inverse_dynamics", robot.inverse_dynamics)
 
     def base_parameters(self) -> _PortableBase:

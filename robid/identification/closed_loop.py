@@ -142,7 +142,7 @@ class EstimatedClosedLoop:
         if robot.motor_joints:
             raise RobidInputError("IDIM-IV and DIDIM: the elastic layout (stiffness term) is not simulated; "
                                   "identify the rigid model")
-        self.base = robot.base_parameters()
+        self.base = robot.base_parameters().for_many_calls()  # the integrator's calls: the C library
         self.values = np.asarray(values, dtype=float)
         self.controller = controller
         self.dof = robot.dof
