@@ -58,9 +58,7 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
         torque_fn=torque_fn,
         joint_names=tuple(model.joint_names),
     )
-    many = getattr(base, "for_many_calls", None)  # the optimiser's many small calls run the C library
-    regressor = many().regressor if many is not None else base.regressor
-    result, notes = _design_with_a_reachable_floor(problem, regressor, spec.source)
+    result, notes = _design_with_a_reachable_floor(problem, base.regressor, spec.source)
     notes = ([centre_note] if centre_note else []) + notes
     design = _design_block(result, spec, robot_label or model.name, list(getattr(base, "names", [])), notes)
     collision = {"collision": spec.collision} if spec.collision else {}

@@ -34,13 +34,21 @@ def _passive_joints(p: DesignProblem):
     return passive.with_margin(p.margin) if passive is not None else None
 
 
+def for_many_calls(base_regressor: BaseRegressor) -> BaseRegressor:
+    """The optimiser calls its base regressor thousands of times on a few hundred samples: a robid
+    ``BaseParameters.regressor`` is taken in its ``for_many_calls`` form (the C library on every call,
+    robid.dynamics.compiled); any other callable as it is."""
+    many = getattr(getattr(base_regressor, "__self__", None), "for_many_calls", None)
+    return many().regressor if many is not None else base_regressor
+
+
 class _Evaluator:
     """Objective and constraints in the reduced variables z (dof, r), with caching between calls."""
 
     def __init__(self, problem: DesignProblem, base_regressor: BaseRegressor):
         p = problem
         self.p = p
-        self.regressor = base_regressor
+        self.regressor = for_many_calls(base_regressor)
         h2 = 2 * p.harmonics
         self.null = rest_nullspace(p.harmonics, p.rest_order) if p.rest_order is not None else np.eye(h2)
         self.r = self.null.shape[1]

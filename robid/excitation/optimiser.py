@@ -55,7 +55,7 @@ from robid.excitation.design_problem import (
     DesignResult,
     StartRecord,
 )
-from robid.excitation.evaluator import _Evaluator
+from robid.excitation.evaluator import _Evaluator, for_many_calls
 from robid.excitation.fourier import FourierTrajectory
 from robid.excitation.portable import portable_robot as portable_robot
 from robid.excitation.starts import screened_starts
@@ -173,7 +173,7 @@ def design_excitation(
     names = problem.joint_names or tuple(f"q{j + 1}" for j in range(problem.dof))
     traj = FourierTrajectory(problem.period, problem.center, x[:, :h], x[:, h:], problem.rest_order, tuple(names))
     traj = traj.project_rest()
-    criteria = evaluate_criteria(traj, base_regressor, problem.grid_points)
+    criteria = evaluate_criteria(traj, for_many_calls(base_regressor), problem.grid_points)
     check = check_trajectory(traj, problem.limits, problem.cartesian, problem.model, problem.torque_fn)
     return DesignResult(traj, criteria, check, tuple(records), best[2], time.perf_counter() - t_start, problem)
 
