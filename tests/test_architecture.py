@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -217,3 +218,69 @@ def test_the_circle_finder_finds_a_circle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _circles(graph) == [["a", "b", "c"]]
     assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def _documented_layers() -> dict[str, int]:
+    """The layer order of docs/architecture.md ("Arrows point from lower to higher layers ..."): package or module
+    (dotted, below robid) -> its layer's rank; ``requests`` between the library and the front ends it names."""
+    text = (ROOT.parent / "docs" / "architecture.md").read_text()
+    start = text.index("no package imports one above it:")
+    sentence = text[start:].split(":", 1)[1].split(". ", 1)[0]
+    layers: dict[str, int] = {}
+    for rank, group in enumerate(sentence.split("→")):
+        for name in re.findall(r"`([a-z_.]+)`", group):
+            layers[name] = rank
+    said = re.search(r"`requests` sits between the front ends \(([^)]*)\)", text)
+    front_ends = re.findall(r"`([a-z_]+)`", said.group(1))
+    below = min(layers[f] for f in front_ends)
+    layers = {name: rank * 2 for name, rank in layers.items()}
+    layers["requests"] = below * 2 - 1
+    return layers
+
+
+def _layer_of(module: str, layers: dict[str, int]) -> str | None:
+    """The documented name (longest dotted prefix) that ``module`` (``robid.io.files``) belongs to."""
+    parts = module.split(".")[1:]
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in layers:
+            return ".".join(parts[:n])
+    return None
+
+
+#: modules outside the order: the package's public facade and ``python -m robid`` (they import from every layer)
+_FACADES = ("robid", "robid.__main__")
+
+
+def test_every_import_follows_the_documented_layer_order_every_package_included():
+    """Issue 35: every module of robid/ belongs to a layer of docs/architecture.md, and none imports (at module
+    level or inside a function; TYPE_CHECKING imports excluded, they never run) a module of a higher layer."""
+    layers = _documented_layers()
+    graph = _module_graph()
+    unplaced = sorted(m for m in graph if m not in _FACADES and _layer_of(m, layers) is None)
+    assert unplaced == [], "modules docs/architecture.md's layer order does not name"
+    assert _upward(graph, layers) == []
+
+
+def _upward(graph: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
+    """Every import of ``graph`` from a module into a module of a higher layer, one line each."""
+    upward = []
+    for module, targets in sorted(graph.items()):
+        if module in _FACADES:
+            continue
+        own = layers[_layer_of(module, layers)]
+        for target in sorted(targets):
+            name = _layer_of(target, layers)
+            if name is not None and layers[name] > own:
+                upward.append(f"{module} ({_layer_of(module, layers)}) imports {target} ({name})")
+    return upward
+
+
+def test_the_layer_reader_reads_the_documented_order():
+    layers = _documented_layers()
+    assert layers["errors"] == layers["io.files"] < layers["model"] < layers["symbolic"] < layers["robot"]
+    assert layers["identification"] < layers["report"] < layers["requests"] < layers["campaign"] < layers["cli"]
+    assert _layer_of("robid.io.files", layers) == "io.files" and _layer_of("robid.io.ros_bag", layers) == "io"
+    made_up = {"robid.io.files": {"robid.io.ros_bag"}, "robid.model.loader": {"robid.errors"},
+               "robid.cli.main": {"robid.requests"}, "robid.requests": {"robid.campaign.runner"}}
+    assert _upward(made_up, layers) == ["robid.io.files (io.files) imports robid.io.ros_bag (io)",
+                                        "robid.requests (requests) imports robid.campaign.runner (campaign)"]
