@@ -20,7 +20,7 @@ import numpy as np
 import yaml
 
 from robid.campaign import run_campaign
-from robid.campaign.schema import campaign_from_dict
+from robid.campaign.campaign_file import campaign_from_dict
 from robid.cli.demo_cmd import demo_campaign_path
 
 NAMES = ("k_A1", "k_A2", "k_A3", "d_A1", "d_A2", "d_A3")

@@ -29,8 +29,8 @@ import yaml
 
 import robid
 from robid.campaign import run_campaign
+from robid.campaign.campaign_file import campaign_from_dict
 from robid.campaign.runner import truth_base_values
-from robid.campaign.schema import campaign_from_dict
 from robid.cli.demo_cmd import demo_campaign_path
 from robid.identification.identify import IdentificationOptions, run_identification
 from robid.io.design_file import design_processing

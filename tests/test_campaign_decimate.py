@@ -1,13 +1,13 @@
 """The campaign's ``processing.decimate``: ``auto`` (the default) or a positive integer, checked when the file is
-read (robid.campaign.schema), and handed to ProcessingOptions as None (automatic) or the integer."""
+read (robid.campaign.campaign_file), and handed to ProcessingOptions as None (automatic) or the integer."""
 
 from pathlib import Path
 
 import pytest
 import yaml
 
+from robid.campaign.campaign_file import read_campaign
 from robid.campaign.runner import _base_processing
-from robid.campaign.schema import read_campaign
 from robid.errors import RobidInputError
 
 SMALL = Path(__file__).parent / "data" / "campaign" / "small_sel.yaml"

@@ -11,7 +11,7 @@ import numpy as np
 import yaml
 
 from robid.campaign import run_campaign
-from robid.campaign.schema import campaign_from_dict
+from robid.campaign.campaign_file import campaign_from_dict
 from robid.cli.demo_cmd import demo_campaign_path, spring_lines
 from robid.io.result_file import read_result
 

@@ -119,7 +119,7 @@ def elastic_campaign(tmp_path_factory):
     from conftest import shared_dir
 
     from robid.campaign import run_campaign
-    from robid.campaign.schema import read_campaign
+    from robid.campaign.campaign_file import read_campaign
 
     if shared_dir() is None or not (shared_dir() / "anchors" / "data" / "Robot_Identification").exists():
         pytest.skip("../shared (the KR300 recordings) not present")

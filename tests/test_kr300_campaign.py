@@ -51,7 +51,7 @@ def nrmse(tau: np.ndarray, pred: np.ndarray, keep: np.ndarray) -> np.ndarray:
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
     from robid.campaign import run_campaign
-    from robid.campaign.schema import read_campaign
+    from robid.campaign.campaign_file import read_campaign
 
     return run_campaign(read_campaign(CAMPAIGN), tmp_path_factory.mktemp("kr300camp"), log=lambda s: None)
 

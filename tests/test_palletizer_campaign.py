@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from robid.campaign import run_campaign
-from robid.campaign.schema import campaign_from_dict
+from robid.campaign.campaign_file import campaign_from_dict
 from robid.cli.demo_cmd import demo_campaign_path
 from robid.excitation.programs.parse_back import PARSERS, read_program_texts
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import robid
+from robid.campaign.campaign_file import campaign_from_dict
 from robid.campaign.runner import _base_processing
-from robid.campaign.schema import campaign_from_dict
 from robid.cli import build_parser
 from robid.cli.process_cmd import processing_options, screening_policy
 from robid.errors import RobidInputError

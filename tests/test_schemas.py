@@ -237,7 +237,7 @@ def test_the_robot_reader_accepts_each_compensator_and_friction_variant_and_refu
 
 
 def test_campaign_reader_keys_are_the_definition():
-    import robid.campaign.schema as reader
+    import robid.campaign.campaign_file as reader
     from robid.schemas import campaign as d
 
     assert reader.TOP_KEYS == d.CAMPAIGN.keys()
@@ -293,7 +293,7 @@ def _campaign(tmp_path, **extra) -> dict:
     ("report", lambda d: d.update(report={"titel": "x"}), r"report: unknown field 'titel' \(did you mean 'title'"),
 ])
 def test_campaign_reader_refuses_unknown_keys_with_a_suggestion(tmp_path, where, patch, message):
-    from robid.campaign.schema import campaign_from_dict
+    from robid.campaign.campaign_file import campaign_from_dict
 
     data = _campaign(tmp_path)
     assert campaign_from_dict(copy.deepcopy(data), tmp_path / "c.yaml").name == "c"

@@ -107,8 +107,8 @@ def test_a_run_executed_with_other_timing_is_refused_with_the_fit(shared):
 
 
 def test_a_campaign_measurement_names_a_published_design(shared, tmp_path):
+    from robid.campaign.campaign_file import read_campaign
     from robid.campaign.runner import run_campaign
-    from robid.campaign.schema import read_campaign
 
     csv, mat = _paths(shared, "ur-20_02_10-30sec_12harm", "ptrnSrch_N12T30QR")
     spec = tmp_path / "c.yaml"

@@ -5,7 +5,7 @@ executes the steps in order, caches each by the fingerprint of its inputs and wr
 as Python keyword arguments (``robid.Campaign(...).run()``)."""
 
 from robid.campaign.api import Campaign
+from robid.campaign.campaign_file import CampaignSpec, read_campaign
 from robid.campaign.runner import CampaignRun, run_campaign
-from robid.campaign.schema import CampaignSpec, read_campaign
 
 __all__ = ["Campaign", "CampaignRun", "CampaignSpec", "read_campaign", "run_campaign"]

@@ -1,6 +1,6 @@
 """The Python form of a campaign file (docs/campaign.md, "Python API"): :class:`Campaign` takes the keys of
 ``robid_campaign: 1`` as keyword arguments, builds the same mapping and reads it with the same reader
-(robid.campaign.schema.campaign_from_dict), so that every check and every message is the YAML file's; ``run()``
+(robid.campaign.campaign_file.campaign_from_dict), so that every check and every message is the YAML file's; ``run()``
 is ``robid campaign``.
 
     import robid
@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from robid.campaign.campaign_file import CampaignSpec, campaign_from_dict, read_campaign
 from robid.campaign.runner import CampaignRun, run_campaign
-from robid.campaign.schema import CampaignSpec, campaign_from_dict, read_campaign
 
 #: what error messages name as the source of a campaign built in Python (a campaign file names itself)
 PYTHON_SOURCE = "robid.Campaign"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from robid import progress
-from robid.campaign.schema import CampaignSpec
+from robid.campaign.campaign_file import CampaignSpec
 from robid.defaults import CLOSED_LOOP_METHODS
 from robid.errors import RobidInputError
 from robid.io.files import content_hash, ensure_folder

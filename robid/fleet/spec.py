@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from robid.campaign.schema import CampaignSpec, campaign_from_dict, read_campaign
+from robid.campaign.campaign_file import CampaignSpec, campaign_from_dict, read_campaign
 from robid.errors import RobidInputError
 from robid.io.files import read_yaml
 from robid.io.keys import check_field_types, check_keys

@@ -1,4 +1,5 @@
-"""The campaign file (YAML, ``robid_campaign: 1``): read by robid.campaign.schema, documented in docs/campaign.md.
+"""The campaign file (YAML, ``robid_campaign: 1``): read by robid.campaign.campaign_file, documented in
+docs/campaign.md.
 
 ``processing`` and ``screening`` mirror the dataclasses robid.signals.ProcessingOptions and
 robid.io.screening.ScreeningPolicy (the campaign reader checks their types with robid.record.codec);

@@ -1,4 +1,4 @@
-"""Campaign file schema (YAML, ``robid_campaign: 1``, docs/campaign.md); every error names the file and field.
+"""Reading a campaign file (YAML, ``robid_campaign: 1``, docs/campaign.md); every error names the file and field.
 The allowed keys come from the typed definition :mod:`robid.schemas.campaign` (``processing`` and ``screening``:
 from the dataclasses ProcessingOptions and ScreeningPolicy, which that definition mirrors).
 
