@@ -30,6 +30,7 @@ import pytest
 
 import robid
 from robid.dynamics.compiled import C_MIN_SAMPLES, CRegressors, aligned_empty
+from robid.errors import RobidInputError
 from robid.symbolic import cbuild
 from robid.symbolic.cache import compiled_library
 
@@ -366,3 +367,24 @@ def test_vector_sine_and_cosine_are_within_an_ulp(tmp_path):
         np.testing.assert_array_equal(c[tail][finite], np.cos(special[finite]))
         assert np.isnan(s[tail][~finite]).all() and np.isnan(c[tail][~finite]).all()
         so.unlink()
+
+
+@pytest.mark.parametrize("name", ["ur10e", "kr_heavy", "kr180_pa", "do_2r_elastic"])
+def test_the_torques_for_many_calls_are_the_inverse_dynamics(name):
+    """Robot.inverse_dynamics_for_many_calls (the design's torque limits): the base regressor times the nominal base
+    values equals the generated inverse dynamics (an independent program: the recursion with the nominal values)
+    to rounding -- with a compensator, on a closed chain, and through the inverse dynamics in the elastic layout."""
+    robot = robid.load_robot(name, terms=("rigid", "rotor", "viscous", "coulomb", "stiffness", "damping")
+                             if name == "do_2r_elastic" else None)
+    for n in (1, 40, C_MIN_SAMPLES + 3):
+        q, qd, qdd = _states(n, robot.dof, seed=n)
+        if robot.motor_joints:
+            with pytest.raises(RobidInputError):  # the elastic layout needs motor states: the same refusal
+                robot.inverse_dynamics(q, qd, qdd)
+            with pytest.raises(RobidInputError):
+                robot.inverse_dynamics_for_many_calls(q, qd, qdd)
+            continue
+        expected = robot.inverse_dynamics(q, qd, qdd)
+        got = robot.inverse_dynamics_for_many_calls(q, qd, qdd)
+        assert got.shape == expected.shape == (n, robot.dof)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * np.abs(expected).max())

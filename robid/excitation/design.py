@@ -30,7 +30,8 @@ def design_from_spec(robot: Any, spec: DesignSpec, robot_label: str = "") -> tup
     cartesian = points + collision_limits(spec.collision, model, f"{spec.source}: collision")
     torque_fn = None
     if np.any(np.isfinite(limits.torque)):
-        torque_fn = getattr(robot, "inverse_dynamics", None)
+        # the design checks the torque limits thousands of times: the form for many calls where the robot has one
+        torque_fn = getattr(robot, "inverse_dynamics_for_many_calls", None) or getattr(robot, "inverse_dynamics", None)
         if torque_fn is None:
             raise RobidInputError(f"{spec.source}: limits.torque: this robot has no nominal inverse dynamics")
     center, centre_note = resolve_center(spec, limits, model), None

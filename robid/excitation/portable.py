@@ -35,7 +35,7 @@ class _RobotMethod:
             if robot is None:
                 robot = _REBUILT[key] = Robot(self.model, self.terms)
             self._fn = (robot.base_parameters().for_many_calls().regressor if self.kind == "base_regressor"
-                        else robot.inverse_dynamics)  # the optimiser's many calls: the C library
+                        else getattr(robot, self.kind))  # the optimiser's many calls: the C library
         return self._fn(*args, **kwargs)
 
 
@@ -54,6 +54,8 @@ class _PortableRobot:
         self._base = _PortableBase(base, _RobotMethod(robot.model, robot.terms, "base_regressor",
                                                       base.for_many_calls().regressor))
         self.inverse_dynamics = _RobotMethod(robot.model, robot.terms, "inverse_dynamics", robot.inverse_dynamics)
+        self.inverse_dynamics_for_many_calls = _RobotMethod(robot.model, robot.terms, "inverse_dynamics_for_many_calls",
+                                                            robot.inverse_dynamics_for_many_calls)
 
     def base_parameters(self) -> _PortableBase:
         return self._base
