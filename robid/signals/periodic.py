@@ -290,10 +290,18 @@ def masked_filter(mask: np.ndarray, n: int, what: str):
         x = np.asarray(x, dtype=float)
         if x.shape[0] != n:
             raise ValueError(f"apply_filter expects {n} samples ({what}), got {x.shape[0]}")
-        shape = (mask.size,) + (1,) * (x.ndim - 1)
-        return np.fft.irfft(np.fft.rfft(x, axis=0) * mask.reshape(shape), n=n, axis=0)
+        return weighted_columns(x.reshape(n, -1), mask.astype(float), n).reshape(x.shape)
 
     return apply_filter
+
+
+def weighted_columns(x: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
+    """``irfft(rfft(x) * weights)`` along axis 0 of the (n, k) array ``x``, as a C-ordered (n, k) array. The
+    transforms run on the transposed copy, one contiguous row per column: pocketfft is about twice as fast there on a
+    regressor's hundreds of columns, and each column's transform is the same computation, so the numbers are the
+    same to the bit (tests/test_signals_filters.py)."""
+    spectra = np.fft.rfft(np.ascontiguousarray(x.T), axis=1) * weights
+    return np.ascontiguousarray(np.fft.irfft(spectra, n=n, axis=1).T)
 
 
 def spectral_derivatives(x: np.ndarray, mask: np.ndarray, period: float, orders: int) -> list[np.ndarray]:
@@ -353,7 +361,7 @@ def window_filter(weights: np.ndarray, n: int, span: float, what: str):
             raise ValueError(f"apply_filter expects {n} samples ({what}), got {x.shape[0]}")
         flat = x.reshape(n, -1)
         step = endpoint_step(flat[0], next_sample(flat, 1), n, span, 0)[0]
-        out = np.fft.irfft(np.fft.rfft(flat - step, axis=0) * w[:, None], n=n, axis=0) + step
+        out = weighted_columns(flat - step, w, n) + step
         return out.reshape(x.shape)
 
     return apply_filter
