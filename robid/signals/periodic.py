@@ -297,9 +297,10 @@ def masked_filter(mask: np.ndarray, n: int, what: str):
 
 def weighted_columns(x: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
     """``irfft(rfft(x) * weights)`` along axis 0 of the (n, k) array ``x``, as a C-ordered (n, k) array. The
-    transforms run on the transposed copy, one contiguous row per column: pocketfft is about twice as fast there on a
-    regressor's hundreds of columns, and each column's transform is the same computation, so the numbers are the
-    same to the bit (tests/test_signals_filters.py)."""
+    transforms run on the transposed copy, one contiguous row per column, where pocketfft is faster (24 000 samples
+    on an idle core: 3 columns 2.35 -> 1.29 ms, 60 columns 24.5 -> 22.8 ms, 348 columns 215 -> 189 ms; 12 columns
+    alike), and each column's transform is the same computation, so the numbers are the same to the bit
+    (tests/test_signals_filters.py)."""
     spectra = np.fft.rfft(np.ascontiguousarray(x.T), axis=1) * weights
     return np.ascontiguousarray(np.fft.irfft(spectra, n=n, axis=1).T)
 
