@@ -45,8 +45,9 @@ def test_corrected_least_squares_removes_the_attenuation_of_a_known_regressor_no
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_eiv_removes_the_noise_bias_of_a_wide_band_on_the_virtual_robot(tmp_path: Path, seed):
-    """Encoder noise 1e-3 rad and a band of 60 harmonics (12 Hz) given by hand: WLS mean |z| 3.0-3.1 (biased;
-    about 0.8 is unbiased), the corrected estimate 0.45-0.82 and every |z| < 3. Measured over seeds 0-5: WLS mean
+    """Encoder noise 1e-3 rad and a band of 60 harmonics (12 Hz) given by hand: WLS mean |z| 3.1-3.3 (biased;
+    about 0.8 is unbiased; 2026-11-29, over the parameters with a std), the corrected estimate 0.33-0.57 and every
+    |z| < 3. Measured over seeds 0-5: WLS mean
     |z| 1.8-3.1, eiv 0.45-1.3 on five seeds; on seed 0 it stays at 1.95 (the noise estimate is what it rests on)."""
     path, traj = _arm(tmp_path), _trajectory()
     run = simulate(path, traj, periods=4, seed=seed, controller=ControllerSettings(feedforward="full"),
@@ -59,7 +60,12 @@ def test_eiv_removes_the_noise_bias_of_a_wide_band_on_the_virtual_robot(tmp_path
         options = IdentificationOptions(method=method, processing=ProcessingOptions(
             period=5.0, min_speed=0.1, harmonics=tuple(range(1, 61))))
         result = run_identification(robot, [tmp_path / "run.csv"], options)
-        z[method] = (result.estimate.values - truth) / result.estimate.std
+        std = result.estimate.std
+        # a linear friction column the adopted nonlinear model replaced (wls only: seed 1 adopts a sigmoid on K2)
+        # has no std (None in the record); z over it was inf and made the wls bound below hold whatever the bias
+        has_std = std > 0
+        assert method == "wls" or has_std.all()
+        z[method] = (result.estimate.values - truth)[has_std] / std[has_std]
         assert result.record.method == method
     assert np.abs(z["wls"]).mean() > 2.5
     assert np.abs(z["eiv"]).mean() < 1.0 and np.abs(z["eiv"]).max() < 3.0
