@@ -81,50 +81,49 @@ def aligned_empty(shape, alignment: int = 64) -> np.ndarray:
 
 class CompiledBackend:
     """The C library of a cache entry, loaded -- and built if it is not there yet -- at the first call that needs
-    it (module docstring): :meth:`for_samples` for a call, :meth:`library` to load it now."""
+    it (module docstring): :meth:`for_samples` for a call, :meth:`library` to load it now. ``choice`` is
+    ``ROBID_BACKEND`` ("", "c" or "portable")."""
 
-    def __init__(self, folder: Path, dof: int, n_standard: int, n_base: int, every_call: bool = False):
+    def __init__(self, folder: Path, dof: int, n_standard: int, n_base: int, choice: str = ""):
         self._entry = (Path(folder), dof, n_standard, n_base)
-        self._every_call = every_call
+        self._choice = choice
         self._library: CRegressors | None = None
         self._loaded = False
 
     def library(self) -> CRegressors | None:
         """The loaded library (built on first use), or None: the numpy code (no compiler, a failed build)."""
         if not self._loaded:
-            self._library = load_c_backend(*self._entry)
+            self._library = _load_library(*self._entry, portable_only=self._choice == "portable")
             self._loaded = True
         return self._library
 
     def for_samples(self, n: int, many_calls: bool = False) -> CRegressors | None:
         """The library for a call of ``n`` samples (from a caller that makes many calls), or None: that call runs
         the numpy code."""
-        return self.library() if self._every_call or many_calls or n >= C_MIN_SAMPLES else None
+        return self.library() if self._choice or many_calls or n >= C_MIN_SAMPLES else None
 
 
 def compiled_backend(folder: Path, dof: int, n_standard: int, n_base: int) -> CompiledBackend | None:
     """The C backend of the cache entry ``folder``, nothing built or loaded yet; None: the numpy code for every
     call (``ROBID_BACKEND=numpy``, or an entry without C source)."""
-    backend = os.environ.get("ROBID_BACKEND", "").strip().lower()
-    if backend == "numpy" or not (Path(folder) / "model_c.c").exists():
+    choice = os.environ.get("ROBID_BACKEND", "").strip().lower()
+    if choice == "numpy" or not (Path(folder) / "model_c.c").exists():
         return None
-    return CompiledBackend(folder, dof, n_standard, n_base, every_call=backend in ("c", "portable"))
+    return CompiledBackend(folder, dof, n_standard, n_base, choice if choice in ("c", "portable") else "")
 
 
-def load_c_backend(folder: Path, dof: int, n_standard: int, n_base: int) -> CRegressors | None:
-    """The compiled regressors of the valid cache entry ``folder`` (module docstring), or None: the numpy code."""
-    backend = os.environ.get("ROBID_BACKEND", "").strip().lower()
-    if backend == "numpy" or not (folder / "model_c.c").exists():
-        return None
+def _load_library(folder: Path, dof: int, n_standard: int, n_base: int, portable_only: bool) -> CRegressors | None:
+    """The compiled regressors of the valid cache entry ``folder``: this processor's library, else (or with
+    ``portable_only``) the portable one, each built when first reached; None: the numpy code."""
     from robid.symbolic.cache import compiled_library
 
-    for kind in ("portable",) if backend == "portable" else ("native", "portable"):
+    for kind in ("portable",) if portable_only else ("native", "portable"):
         path = compiled_library(folder, folder.name, kind)  # the portable one is built only when reached
         if path is None:
             continue
         try:
             return CRegressors(path, dof, n_standard, n_base, native=kind == "native")
         except (OSError, AttributeError) as e:  # not loadable here, or a function missing
-            following = "the portable library" if kind == "native" and backend != "portable" else "the numpy code"
+            following = "the portable library" if kind == "native" and not portable_only else "the numpy code"
             _log.warning(f"{path}: C library not usable ({e}); using {following}")
     return None
