@@ -149,7 +149,8 @@ def _derive_and_write(model: RobotModel, terms: tuple[str, ...], key: str) -> tu
         "exact.py": _EXACT_HEADER + exact_src,
         "meta.json": json.dumps(meta, indent=1),
     }
-    label = "compiling the C regressors (optional backend)" if c_source else "writing the generated numpy code"
+    # the C source is written with the entry; its library is compiled when a call first needs it (robid.dynamics)
+    label = "writing the generated numpy and C code" if c_source else "writing the generated numpy code"
     with progress.stage(label, _log):
         path = cache.write_entry(key, files, c_source=c_source)
     _log.info(f"generated code cached in {path}")
