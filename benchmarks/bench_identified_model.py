@@ -92,7 +92,7 @@ def main() -> None:
             "ideal (joint fit told J1, J2 are Stribeck)": _nrmse(ideal_model, robot, held)}
     print(f"### One identified model: Stribeck friction on J1, J2 of a UR10e-like robot ({date.today()}, "
           f"{platform.machine()}, {platform.python_version()})\n")
-    print(f"chosen: {', '.join(f'{j} {m}' for j, m in zip(record.joints, record.friction_models.chosen))} "
+    print(f"chosen: {', '.join(f'{j} {m}' for j, m in zip(record.joints, record.friction_models.chosen, strict=True))} "
           f"(by {record.friction_models.criterion}; adopted: {record.friction_models.adopted})\n")
     print(f"identify wall time, best of 3: {t_auto:.2f} s by default, {t_none:.2f} s with the comparison off "
           f"(+{100 * (t_auto / t_none - 1):.0f} %)\n")

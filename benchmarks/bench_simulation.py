@@ -59,7 +59,13 @@ def main() -> None:
     c0 = time.process_time()
     for _ in range(n):
         dyn.mass_matrix_and_bias(q, qd)
-    print(f"single-state M(q) and c + g: {1e6 * (time.process_time() - c0) / n:.0f} us CPU per call")
+    kind = "compiled (scalar_chain.c)" if dyn._compiled else "Python (no compiler)"
+    print(f"single-state M(q) and c + g, {kind}: {1e6 * (time.process_time() - c0) / n:.1f} us CPU per call")
+    ql, qdl = q.tolist(), qd.tolist()
+    c0 = time.process_time()
+    for _ in range(n):
+        dyn._scalar.mass_matrix_and_bias(ql, qdl)
+    print(f"the same in plain Python (single_state.ScalarChain): {1e6 * (time.process_time() - c0) / n:.1f} us CPU")
     qs = np.random.default_rng(1).normal(size=(3, 5000, 6))
     c0 = time.process_time()
     dyn.inverse_dynamics(*qs)
