@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import math
 import os
 from pathlib import Path
 
@@ -25,7 +26,6 @@ import numpy as np
 
 _log = logging.getLogger(__name__)
 
-_PTR = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
 #: samples from which a call runs the C library (module docstring)
 C_MIN_SAMPLES = 1000
 
@@ -40,7 +40,9 @@ class CRegressors:
         self._fns = {}
         for name, width in (("regressor", n_standard), ("base_regressor", n_base)):
             fn = getattr(lib, name)
-            fn.argtypes = [_PTR, _PTR, _PTR, ctypes.c_long, _PTR]
+            # raw addresses: the arrays are checked here (float64, C-contiguous) rather than by ctypes' ndpointer,
+            # whose conversion was most of the cost of a call of a few samples (the closed-loop integrator's)
+            fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long, ctypes.c_void_p]
             fn.restype = None
             self._fns[name] = (fn, width)
         self._lib = lib
@@ -53,6 +55,9 @@ class CRegressors:
         aligned to 64 bytes, as returned here, is written fastest)."""
         fn, width = self._fns[name]
         q, qd, qdd = (np.ascontiguousarray(a, dtype=np.float64) for a in (q, qd, qdd))
+        if not (q.ndim == 2 and q.shape[1] == self.dof and q.shape == qd.shape == qdd.shape):
+            raise ValueError(f"{self.path.name}: states must be (N, {self.dof}) each, got {q.shape}, {qd.shape}, "
+                             f"{qdd.shape}")
         shape = (q.shape[0], self.dof, width)
         usable = (
             out is not None
@@ -62,7 +67,7 @@ class CRegressors:
             and out.flags["ALIGNED"]
         )
         y = out if usable else aligned_empty(shape)  # the C code writes every entry
-        fn(q, qd, qdd, q.shape[0], y)
+        fn(q.ctypes.data, qd.ctypes.data, qdd.ctypes.data, q.shape[0], y.ctypes.data)
         if out is not None and not usable:
             out[...] = y
             return out
@@ -73,7 +78,7 @@ def aligned_empty(shape, alignment: int = 64) -> np.ndarray:
     """An uninitialised C-contiguous float64 array whose first entry is ``alignment``-byte aligned: the batched
     library writes each group of ROBID_W entries of a row as one aligned vector (non-temporal for large outputs)
     when the output is aligned to its vectors (64 bytes covers 8 lanes), through a buffer otherwise."""
-    size = int(np.prod(shape))
+    size = math.prod(shape)
     raw = np.empty(size + alignment // 8, dtype=np.float64)
     skip = (-raw.ctypes.data % alignment) // 8
     return raw[skip : skip + size].reshape(shape)

@@ -173,9 +173,12 @@ class EstimatedClosedLoop:
         docstring): the n + 2 regressor evaluations of every state in one call."""
         n, count = self.dof, q.shape[0]
         Q = np.repeat(q, n + 2, axis=0)
-        QD = np.tile(self._qd_pattern, (count, 1))
+        if count == 1:  # the integrator's call: the patterns themselves (np.tile's copies cost as much as the rest)
+            QD, QDD = self._qd_pattern.copy(), self._qdd_pattern
+        else:
+            QD, QDD = np.tile(self._qd_pattern, (count, 1)), np.tile(self._qdd_pattern, (count, 1))
         QD[:: n + 2] = qd
-        Y = self.base.regressor(Q, QD, np.tile(self._qdd_pattern, (count, 1)))
+        Y = self.base.regressor(Q, QD, QDD)
         self._smooth_coulomb(Y[:: n + 2], qd)
         tau = (Y @ self.values).reshape(count, n + 2, n)
         return np.transpose(tau[:, 2:] - tau[:, 1:2], (0, 2, 1)), tau[:, 0]
