@@ -87,7 +87,8 @@ def test_scalar_tree_with_a_prismatic_joint_and_branches():
 @pytest.mark.parametrize("name", CLOSED)
 def test_single_state_path_equals_the_vectorised_multipliers_along_a_motion(name):
     """The integrator's sequence of nearby states (warm-started closure), then a jump of 1.5 rad (a warm start far
-    off, many Gauss-Newton steps), each state against _kkt on a fresh instance (the zero pose's continuation)."""
+    off: five Gauss-Newton steps for the four-bar), each state against _kkt on a fresh instance (the zero pose's
+    continuation)."""
     model = robid.load_robot(name).model
     single = ClosedChainDynamics(model)
     t = np.linspace(0.0, 1.0, 40)[:, None]

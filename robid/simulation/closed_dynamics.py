@@ -48,6 +48,9 @@ class ClosedChainDynamics:
         self._planes = [self._plane(loop, parents) for loop in self.loops]
         self._warm = None  # (tree positions, reduced J) of the last single state solved
         self._scalar = ScalarTree(self.tree)
+        self._active_index = np.array(self.active)
+        self._units = np.zeros((self.n + 2 * len(self.loops), self.dof))  # the multipliers' unit active torques
+        self._units[self.active, np.arange(self.dof)] = 1.0
         self._plane_columns = [(root, [tuple(e.tolist()) for e in basis.T]) for root, basis in self._planes]
         local = self.tree.local_point  # the closing points in their joint frames
         self._ends = [(a, tuple(local(a, xa).tolist()), pa, b, tuple(local(b, xb).tolist()), pb)
@@ -185,15 +188,15 @@ class ClosedChainDynamics:
         n, nt, na, c = mass.shape[0], self.n, self.dof, jr.shape[1]
         kkt = np.zeros((n, nt + c, nt + c))
         kkt[:, :nt, :nt] = mass
-        kkt[:, :nt, nt:] = np.swapaxes(jr, 1, 2)
+        kkt[:, :nt, nt:] = jr.transpose(0, 2, 1)
         kkt[:, nt:, :nt] = jr
-        rhs = np.zeros((n, nt + c, na + 1))
-        rhs[:, self.active, np.arange(na)] = 1.0
+        rhs = np.empty((n, nt + c, na + 1))
+        rhs[:, :, :na] = self._units
         rhs[:, :nt, na] = -bias
         rhs[:, nt:, na] = -jd_qd
-        sol = np.linalg.solve(kkt, rhs)[:, self.active, :]
+        sol = np.linalg.solve(kkt, rhs)[:, self._active_index]
         m_a = np.linalg.inv(sol[:, :, :na])
-        return m_a, -(m_a @ sol[:, :, na, None])[..., 0]
+        return m_a, -(m_a @ sol[:, :, na:])[..., 0]
 
     def tree_mass_matrix(self, q: np.ndarray) -> np.ndarray:
         n = q.shape[0]

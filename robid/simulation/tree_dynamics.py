@@ -316,28 +316,25 @@ class ScalarTree:
                 mass[j][i] = mass[i][j] = v0 * e0 + v1 * e1 + v2 * e2 if rj else v0 * l0 + v1 * l1 + v2 * l2
                 child, j = j, up
             if parent >= 0:
-                composite[parent] = _add(composite[parent], _moved(composite[i], *pl[i]))
+                composite[parent] = _moved(composite[i], *pl[i], composite[parent])
         return mass
 
 
-def _moved(composite, r, p):
-    """A composite body (m, h, I_o) in the frame (R, p) of its parent (ScalarTree's docstring)."""
+def _moved(composite, r, p, onto):
+    """The composite body ``onto`` (m, h, I_o) plus ``composite`` moved into its frame by the placement (R, p)
+    (ScalarTree's docstring)."""
     cm, h, (xx, xy, xz, yy, yz, zz) = composite
+    om, (o0, o1, o2), (oxx, oxy, oxz, oyy, oyz, ozz) = onto
     k0, k1, k2 = _rot(r, *h)
     p0, p1, p2 = p
     a00, a01, a02 = _sym((xx, xy, xz, yy, yz, zz), r[0], r[1], r[2])  # rows of R I
     a10, a11, a12 = _sym((xx, xy, xz, yy, yz, zz), r[3], r[4], r[5])
     a20, a21, a22 = _sym((xx, xy, xz, yy, yz, zz), r[6], r[7], r[8])
     diag = cm * (p0 * p0 + p1 * p1 + p2 * p2) + 2.0 * (p0 * k0 + p1 * k1 + p2 * k2)
-    inertia = (a00 * r[0] + a01 * r[1] + a02 * r[2] + diag - cm * p0 * p0 - 2.0 * p0 * k0,
-               a00 * r[3] + a01 * r[4] + a02 * r[5] - cm * p0 * p1 - p0 * k1 - k0 * p1,
-               a00 * r[6] + a01 * r[7] + a02 * r[8] - cm * p0 * p2 - p0 * k2 - k0 * p2,
-               a10 * r[3] + a11 * r[4] + a12 * r[5] + diag - cm * p1 * p1 - 2.0 * p1 * k1,
-               a10 * r[6] + a11 * r[7] + a12 * r[8] - cm * p1 * p2 - p1 * k2 - k1 * p2,
-               a20 * r[6] + a21 * r[7] + a22 * r[8] + diag - cm * p2 * p2 - 2.0 * p2 * k2)
-    return cm, (k0 + cm * p0, k1 + cm * p1, k2 + cm * p2), inertia
-
-
-def _add(a, b):
-    return a[0] + b[0], tuple(x + y for x, y in zip(a[1], b[1], strict=True)), \
-        tuple(x + y for x, y in zip(a[2], b[2], strict=True))
+    inertia = (oxx + a00 * r[0] + a01 * r[1] + a02 * r[2] + diag - cm * p0 * p0 - 2.0 * p0 * k0,
+               oxy + a00 * r[3] + a01 * r[4] + a02 * r[5] - cm * p0 * p1 - p0 * k1 - k0 * p1,
+               oxz + a00 * r[6] + a01 * r[7] + a02 * r[8] - cm * p0 * p2 - p0 * k2 - k0 * p2,
+               oyy + a10 * r[3] + a11 * r[4] + a12 * r[5] + diag - cm * p1 * p1 - 2.0 * p1 * k1,
+               oyz + a10 * r[6] + a11 * r[7] + a12 * r[8] - cm * p1 * p2 - p1 * k2 - k1 * p2,
+               ozz + a20 * r[6] + a21 * r[7] + a22 * r[8] + diag - cm * p2 * p2 - 2.0 * p2 * k2)
+    return om + cm, (o0 + k0 + cm * p0, o1 + k1 + cm * p1, o2 + k2 + cm * p2), inertia
