@@ -14,6 +14,13 @@ matrix and bias are M_a = A^-1 and h_a = -M_a b: the interface of robid.simulati
 the plant uses unchanged. The passive positions are solved at every state by Newton iterations on the closing
 points' gap, warm started from the last state (or followed from the zero pose, the robot file's assembly, in steps
 of 0.1 rad), and held to ``CLOSURE_TOLERANCE`` (1e-9 of the loop's size; the iterations go to 1e-13).
+
+Two numeric forms of the same equations, as for serial chains (robid.simulation.rnea's docstring): vectorised over
+samples (``_kkt``: M from n unit-acceleration passes of TreeDynamics, for the feed-forward table, the truth and
+any batch), and for ONE state, the integrator's right-hand side (``mass_matrix_and_bias``: closure, J, Jd qd, M by
+composite rigid bodies and h in plain-Python scalars, tree_dynamics.ScalarTree, 7-11x faster there:
+benchmarks/RESULTS.md). Both end in the same multipliers' solve (``_solve_kkt``) and agree to rounding
+(tests/test_closed_chain_single_state.py).
 """
 
 from __future__ import annotations
@@ -252,8 +259,11 @@ class ClosedChainDynamics:
             if state is not None:
                 return state
             self._warm = None
-        q = self._positions(np.array([q_active]))[0][0].tolist()
-        return self._newton_single(q, 0)
+        q = self._positions(np.array([q_active]))[0][0].tolist()  # closed (it raises otherwise)
+        state = self._newton_single(q, 0)
+        if state is None:  # the scalar gap or branch on the edge of the vectorised one's tolerance
+            raise RuntimeError(f"virtual robot: the loops of {self.model.name!r} do not close at {q_active}")
+        return state
 
     def _newton_single(self, q: list, iterations: int):
         """:meth:`_newton` for one state in scalars (q in place); None if the closure fails or changes branch."""

@@ -7,7 +7,8 @@ Recursion in joint frames (Luh, Walker, Paul 1980; Featherstone 2008, *Rigid Bod
 velocities and accelerations run from the base outwards through the parents, and the wrenches back inwards, each
 body receiving the sum of its children's (the same formulas as robid.simulation.rnea, whose chain is the tree with
 parent i - 1). Besides the joint torques it gives every body's pose in the base frame and its velocity quantities,
-which the closed chain's constraint needs (robid.simulation.closed_dynamics).
+which the closed chain's constraint needs (robid.simulation.closed_dynamics). :class:`ScalarTree` is the same
+recursion for ONE state in plain-Python scalars (the integrator's path), with M by composite rigid bodies.
 """
 
 from __future__ import annotations
