@@ -85,9 +85,8 @@ class ClosedChainDynamics:
         return self._gap_jacobian(q)[0]
 
     def _gap_jacobian(self, q: np.ndarray):
-        """Gaps (N, 3 L), their Jacobian (N, 3 L, n) and the motion (one forward pass, no velocity)."""
-        zero = np.zeros_like(q)
-        m, _ = self.tree.motion(q, zero, zero, np.zeros(q.shape[0]))
+        """Gaps (N, 3 L), their Jacobian (N, 3 L, n) and the poses (rotations and origins of the joint frames)."""
+        m = self.tree.poses(q)
         gaps, jac = [], []
         for a, xa, pa, b, xb, pb in self.loops:
             ya, yb = self.tree.point(m, a, xa)[0], self.tree.point(m, b, xb)[0]
@@ -119,10 +118,11 @@ class ClosedChainDynamics:
         return self._on_planes(jac, m)
 
     def _newton(self, q: np.ndarray):
-        """Gauss-Newton on the passive positions (in place, vectorised): (converged mask, reduced J at q)."""
-        for _ in range(40):
+        """Gauss-Newton on the passive positions (in place, vectorised): (converged mask, reduced J at q). At most
+        40 steps; the gap and J returned are those of the final q."""
+        for k in range(41):
             g, jac, m = self._gap_jacobian(q)
-            if np.abs(g).max(initial=0.0) < 1e-13 * self.size:
+            if np.abs(g).max(initial=0.0) < 1e-13 * self.size or k == 40:
                 break
             jp = jac[:, :, self.passive]
             step = np.linalg.lstsq(jp[0], -g[0], rcond=None)[0][None] if q.shape[0] == 1 else _lstsq(jp, -g)
@@ -150,10 +150,10 @@ class ClosedChainDynamics:
                 return q, jr
         q = np.zeros((q_active.shape[0], self.n))
         steps = max(1, math.ceil(float(np.abs(q_active).max(initial=0.0)) / 0.1))
-        for s in np.linspace(0.0, 1.0, steps + 1)[1:]:
-            jac = self._reduced_jacobian(q)
+        jr = self._reduced_jacobian(q)
+        for s in np.linspace(0.0, 1.0, steps + 1)[1:]:  # each step's tangent: the reduced J where the last closed
             step = s * q_active - q[:, self.active]
-            q[:, self.passive] -= np.linalg.solve(jac[:, :, self.passive], jac[:, :, self.active] @ step[:, :, None])[
+            q[:, self.passive] -= np.linalg.solve(jr[:, :, self.passive], jr[:, :, self.active] @ step[:, :, None])[
                 ..., 0]
             q[:, self.active] = s * q_active
             ok, jr = self._newton(q)

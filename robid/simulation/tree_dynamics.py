@@ -82,16 +82,30 @@ class TreeDynamics:
         return (np.broadcast_to(jc.c_rotation, (n, 3, 3)),
                 jc.c_translation + (q + jc.offset)[:, None] * (jc.c_rotation @ jc.axis))
 
+    def poses(self, q, placements=None) -> TreeMotion:
+        """The forward pass's rotations and origins only (w, wd, a empty): the closure's gap and Jacobian."""
+        n = q.shape[0]
+        placements = [self._placement(jc, q[:, i]) for i, jc in enumerate(self._joints)] if placements is None \
+            else placements
+        m = TreeMotion([], [], [], [], [])
+        for jc, (rot, pos) in zip(self._joints, placements, strict=True):
+            if jc.parent < 0:
+                r0, o0 = np.broadcast_to(np.eye(3), (n, 3, 3)), np.zeros((n, 3))
+            else:
+                r0, o0 = m.rotation[jc.parent], m.origin[jc.parent]
+            m.rotation.append(r0 @ rot)
+            m.origin.append(o0 + _r(r0, pos))
+        return m
+
     def motion(self, q, qd, qdd, gravity_scale) -> tuple[TreeMotion, list]:
         """The forward pass (module docstring) and the placements (rotation, origin of J_i in its parent's J)."""
         n = q.shape[0]
         placements = [self._placement(jc, q[:, i]) for i, jc in enumerate(self._joints)]
-        base = (np.broadcast_to(np.eye(3), (n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 3)), np.zeros((n, 3)),
-                -np.outer(gravity_scale, self.gravity))
-        m = TreeMotion([], [], [], [], [])
+        base = (np.zeros((n, 3)), np.zeros((n, 3)), -np.outer(gravity_scale, self.gravity))
+        m = self.poses(q, placements)
         for i, (jc, (rot, pos)) in enumerate(zip(self._joints, placements, strict=True)):
             p = jc.parent
-            r0, o0, w, wd, a = base if p < 0 else (m.rotation[p], m.origin[p], m.w[p], m.wd[p], m.a[p])
+            w, wd, a = base if p < 0 else (m.w[p], m.wd[p], m.a[p])
             u = jc.axis
             a = _rt(rot, a + _cross(wd, pos) + _cross(w, _cross(w, pos)))
             w_parent, wd = _rt(rot, w), _rt(rot, wd)
@@ -101,8 +115,6 @@ class TreeDynamics:
             else:
                 w = w_parent
                 a = a + 2.0 * _cross(w, qd[:, i, None] * u) + qdd[:, i, None] * u
-            m.rotation.append(r0 @ rot)
-            m.origin.append(o0 + _r(r0, pos))
             m.w.append(w)
             m.wd.append(wd)
             m.a.append(a)
