@@ -14,6 +14,13 @@ matrix and bias are M_a = A^-1 and h_a = -M_a b: the interface of robid.simulati
 the plant uses unchanged. The passive positions are solved at every state by Newton iterations on the closing
 points' gap, warm started from the last state (or followed from the zero pose, the robot file's assembly, in steps
 of 0.1 rad), and held to ``CLOSURE_TOLERANCE`` (1e-9 of the loop's size; the iterations go to 1e-13).
+
+Two numeric forms of the same equations, as for serial chains (robid.simulation.rnea's docstring): vectorised over
+samples (``_kkt``: M from n unit-acceleration passes of TreeDynamics, for the feed-forward table, the truth and
+any batch), and for ONE state, the integrator's right-hand side (``mass_matrix_and_bias``: closure, J, Jd qd, M by
+composite rigid bodies and h in plain-Python scalars, tree_dynamics.ScalarTree, 7-11x faster there:
+benchmarks/RESULTS.md). Both end in the same multipliers' solve (``_solve_kkt``) and agree to rounding
+(tests/test_closed_chain_single_state.py).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import math
 import numpy as np
 
 from robid.model.loops import active_tree_indices, ancestors, passive_tree_indices, tree_joints, tree_parents
-from robid.simulation.tree_dynamics import TreeDynamics
+from robid.simulation.tree_dynamics import ScalarTree, TreeDynamics
 
 CLOSURE_TOLERANCE = 1e-9
 
@@ -47,6 +54,14 @@ class ClosedChainDynamics:
         self.size = max(1.0, max(float(np.abs(j.geometry.b_translation).sum()) for j in tree))
         self._planes = [self._plane(loop, parents) for loop in self.loops]
         self._warm = None  # (tree positions, reduced J) of the last single state solved
+        self._scalar = ScalarTree(self.tree)
+        self._active_index = np.array(self.active)
+        self._units = np.zeros((self.n + 2 * len(self.loops), self.dof))  # the multipliers' unit active torques
+        self._units[self.active, np.arange(self.dof)] = 1.0
+        self._plane_columns = [(root, [tuple(e.tolist()) for e in basis.T]) for root, basis in self._planes]
+        local = self.tree.local_point  # the closing points in their joint frames
+        self._ends = [(a, tuple(local(a, xa).tolist()), pa, b, tuple(local(b, xb).tolist()), pb)
+                      for a, xa, pa, b, xb, pb in self.loops]
         self._branch = np.sign(np.linalg.det(self._reduced_jacobian(np.zeros((1, self.n)))[:, :, self.passive]))
 
     def _plane(self, loop, parents) -> tuple[int, np.ndarray]:
@@ -70,9 +85,8 @@ class ClosedChainDynamics:
         return self._gap_jacobian(q)[0]
 
     def _gap_jacobian(self, q: np.ndarray):
-        """Gaps (N, 3 L), their Jacobian (N, 3 L, n) and the motion (one forward pass, no velocity)."""
-        zero = np.zeros_like(q)
-        m, _ = self.tree.motion(q, zero, zero, np.zeros(q.shape[0]))
+        """Gaps (N, 3 L), their Jacobian (N, 3 L, n) and the poses (rotations and origins of the joint frames)."""
+        m = self.tree.poses(q)
         gaps, jac = [], []
         for a, xa, pa, b, xb, pb in self.loops:
             ya, yb = self.tree.point(m, a, xa)[0], self.tree.point(m, b, xb)[0]
@@ -104,10 +118,11 @@ class ClosedChainDynamics:
         return self._on_planes(jac, m)
 
     def _newton(self, q: np.ndarray):
-        """Gauss-Newton on the passive positions (in place, vectorised): (converged mask, reduced J at q)."""
-        for _ in range(40):
+        """Gauss-Newton on the passive positions (in place, vectorised): (converged mask, reduced J at q). At most
+        40 steps; the gap and J returned are those of the final q."""
+        for k in range(41):
             g, jac, m = self._gap_jacobian(q)
-            if np.abs(g).max(initial=0.0) < 1e-13 * self.size:
+            if np.abs(g).max(initial=0.0) < 1e-13 * self.size or k == 40:
                 break
             jp = jac[:, :, self.passive]
             step = np.linalg.lstsq(jp[0], -g[0], rcond=None)[0][None] if q.shape[0] == 1 else _lstsq(jp, -g)
@@ -135,10 +150,10 @@ class ClosedChainDynamics:
                 return q, jr
         q = np.zeros((q_active.shape[0], self.n))
         steps = max(1, math.ceil(float(np.abs(q_active).max(initial=0.0)) / 0.1))
-        for s in np.linspace(0.0, 1.0, steps + 1)[1:]:
-            jac = self._reduced_jacobian(q)
+        jr = self._reduced_jacobian(q)
+        for s in np.linspace(0.0, 1.0, steps + 1)[1:]:  # each step's tangent: the reduced J where the last closed
             step = s * q_active - q[:, self.active]
-            q[:, self.passive] -= np.linalg.solve(jac[:, :, self.passive], jac[:, :, self.active] @ step[:, :, None])[
+            q[:, self.passive] -= np.linalg.solve(jr[:, :, self.passive], jr[:, :, self.active] @ step[:, :, None])[
                 ..., 0]
             q[:, self.active] = s * q_active
             ok, jr = self._newton(q)
@@ -154,7 +169,7 @@ class ClosedChainDynamics:
         """(M_a, h_a, q, qd) at active states (module docstring): one forward and backward pass over, per state,
         the n unit accelerations (mass matrix), the bias with gravity and the velocity product without."""
         q, jr = self._positions(q_active)
-        n, na, nt = q.shape[0], self.dof, self.n
+        n, nt = q.shape[0], self.n
         qd = np.zeros_like(q)
         qd[:, self.active] = qd_active
         qd[:, self.passive] = -np.linalg.solve(jr[:, :, self.passive], jr[:, :, self.active] @ qd_active[:, :, None])[
@@ -172,18 +187,23 @@ class ClosedChainDynamics:
         mass, bias = np.swapaxes(tau[:, :nt], 1, 2), tau[:, nt]
         last = _take(motion, slice(nt + 1, None, rows))
         jd_qd = self._on_planes(self._velocity_product(last)[:, :, None], last)[..., 0]
-        c = jr.shape[1]
+        return (*self._solve_kkt(mass, bias, jr, jd_qd), q, qd)
+
+    def _solve_kkt(self, mass, bias, jr, jd_qd) -> tuple[np.ndarray, np.ndarray]:
+        """(M_a, h_a) from the tree's M (N, n, n) and h (N, n), the reduced J (N, c, n) and Jd qd (N, c): the
+        multipliers' system of the module docstring, solved for the unit active torques and for zero torques."""
+        n, nt, na, c = mass.shape[0], self.n, self.dof, jr.shape[1]
         kkt = np.zeros((n, nt + c, nt + c))
         kkt[:, :nt, :nt] = mass
-        kkt[:, :nt, nt:] = np.swapaxes(jr, 1, 2)
+        kkt[:, :nt, nt:] = jr.transpose(0, 2, 1)
         kkt[:, nt:, :nt] = jr
-        rhs = np.zeros((n, nt + c, na + 1))
-        rhs[:, self.active, np.arange(na)] = 1.0
+        rhs = np.empty((n, nt + c, na + 1))
+        rhs[:, :, :na] = self._units
         rhs[:, :nt, na] = -bias
         rhs[:, nt:, na] = -jd_qd
-        sol = np.linalg.solve(kkt, rhs)[:, self.active, :]
+        sol = np.linalg.solve(kkt, rhs)[:, self._active_index]
         m_a = np.linalg.inv(sol[:, :, :na])
-        return m_a, -(m_a @ sol[:, :, na, None])[..., 0], q, qd
+        return m_a, -(m_a @ sol[:, :, na:])[..., 0]
 
     def tree_mass_matrix(self, q: np.ndarray) -> np.ndarray:
         n = q.shape[0]
@@ -202,14 +222,142 @@ class ClosedChainDynamics:
         return self._kkt(q, np.zeros_like(q))[0]
 
     def mass_matrix_and_bias(self, q, qd) -> tuple[np.ndarray, np.ndarray]:
-        """M_a (dof, dof) and h_a (dof,) for ONE state (the integrator's path)."""
-        m_a, h_a, _, _ = self._kkt(np.ravel(q)[None], np.ravel(qd)[None])
+        """M_a (dof, dof) and h_a (dof,) for ONE state (the integrator's path): :meth:`_kkt`'s equations with the
+        closure, M (composite rigid bodies), h and Jd qd in plain-Python scalars (tree_dynamics.ScalarTree; numpy's
+        per-call overhead on 3-vectors dominates one state), the multipliers' system solved as for many."""
+        q_tree, jr, planes, pl, rotation = self._closed_state([float(x) for x in np.ravel(q)])
+        qd_tree = [0.0] * self.n
+        for k, v in zip(self.active, np.ravel(qd), strict=True):
+            qd_tree[k] = float(v)
+        rhs = [-sum(row[k] * qd_tree[k] for k in self.active) for row in jr]
+        for k, v in zip(self.passive, _solve([[row[k] for k in self.passive] for row in jr], rhs)[0], strict=True):
+            qd_tree[k] = v
+        velocities = self._scalar.velocities(pl, qd_tree)
+        jd_qd = []
+        for (a, la, _, b, lb, _), (e0, e1) in zip(self._ends, planes, strict=True):
+            ya, yb = _point_acceleration(rotation[a], velocities[a], la), _point_acceleration(rotation[b],
+                                                                                            velocities[b], lb)
+            d = (yb[0] - ya[0], yb[1] - ya[1], yb[2] - ya[2])
+            jd_qd += [e0[0] * d[0] + e0[1] * d[1] + e0[2] * d[2], e1[0] * d[0] + e1[1] * d[1] + e1[2] * d[2]]
+        mass, bias = self._scalar.mass_matrix(pl), self._scalar.bias(pl, rotation, velocities)
+        m_a, h_a = self._solve_kkt(np.array([mass]), np.array([bias]), np.array([jr]), np.array([jd_qd]))
         return m_a[0], h_a[0]
+
+    def _closed_state(self, q_active: list):
+        """One state's closure in scalars, as :meth:`_positions` (warm started from the last state, the zero pose's
+        continuation if that fails): (tree positions, reduced J rows, plane bases, placements, rotations)."""
+        if self._warm is not None:
+            q, jr = self._warm[0].tolist(), self._warm[1][0].tolist()
+            step = [x - q[k] for x, k in zip(q_active, self.active, strict=True)]
+            rhs = [sum(row[k] * s for k, s in zip(self.active, step, strict=True)) for row in jr]
+            dp = _solve([[row[k] for k in self.passive] for row in jr], rhs)[0]
+            for k, d in zip(self.passive, dp, strict=True):
+                q[k] -= d
+            for k, x in zip(self.active, q_active, strict=True):
+                q[k] = x
+            state = self._newton_single(q, 40)
+            if state is not None:
+                return state
+            self._warm = None
+        q = self._positions(np.array([q_active]))[0][0].tolist()  # closed (it raises otherwise)
+        state = self._newton_single(q, 0)
+        if state is None:  # the scalar gap or branch on the edge of the vectorised one's tolerance
+            raise RuntimeError(f"virtual robot: the loops of {self.model.name!r} do not close at {q_active}")
+        return state
+
+    def _newton_single(self, q: list, iterations: int):
+        """:meth:`_newton` for one state in scalars (q in place); None if the closure fails or changes branch."""
+        for k in range(iterations + 1):
+            gaps, rows, pl, rotation, origin = self._gap_single(q)
+            worst = max(abs(x) for x in gaps)
+            if worst < 1e-13 * self.size or k == iterations:
+                break
+            jp = np.array([[row[j] for j in self.passive] for row in rows])
+            step = np.clip(np.linalg.lstsq(jp, -np.array(gaps), rcond=None)[0], -0.5, 0.5)
+            for j, d in zip(self.passive, step.tolist(), strict=True):
+                q[j] += d
+        planes = []
+        for root, basis in self._plane_columns:
+            planes.append([_rotate(rotation[root], e) if root >= 0 else e for e in basis])
+        jr = [[e[0] * rows[3 * k][j] + e[1] * rows[3 * k + 1][j] + e[2] * rows[3 * k + 2][j] for j in range(self.n)]
+              for k, pair in enumerate(planes) for e in pair]
+        if worst >= CLOSURE_TOLERANCE * self.size or _solve([[r[j] for j in self.passive] for r in jr],
+                                                            [0.0] * len(jr))[1] != self._branch[0]:
+            return None
+        self._warm = (np.array(q), np.array([jr]))
+        return q, jr, planes, pl, rotation
+
+    def _gap_single(self, q: list):
+        """:meth:`_gap_jacobian` for one state in scalars: gaps (3 L), Jacobian rows (3 L lists of n), placements,
+        rotations and origins in the base frame."""
+        pl = self._scalar.placements(q)
+        rotation, origin = self._scalar.poses(pl)
+        gaps, rows = [], []
+        for a, la, pa, b, lb, pb in self._ends:
+            ya, yb = _point(rotation[a], origin[a], la), _point(rotation[b], origin[b], lb)
+            gaps += [yb[0] - ya[0], yb[1] - ya[1], yb[2] - ya[2]]
+            block = [[0.0] * self.n for _ in range(3)]
+            for sign, y, path in ((1.0, yb, pb), (-1.0, ya, pa)):
+                for j in path:
+                    revolute, axis = self._scalar.items[j][:2]
+                    z0, z1, z2 = _rotate(rotation[j], axis)
+                    if revolute:
+                        o = origin[j]
+                        r0, r1, r2 = y[0] - o[0], y[1] - o[1], y[2] - o[2]
+                        z0, z1, z2 = z1 * r2 - z2 * r1, z2 * r0 - z0 * r2, z0 * r1 - z1 * r0
+                    block[0][j] += sign * z0
+                    block[1][j] += sign * z1
+                    block[2][j] += sign * z2
+            rows += block
+        return gaps, rows, pl, rotation, origin
 
     def tree_states(self, q_active, qd_active) -> tuple[np.ndarray, np.ndarray]:
         """Tree positions and velocities at active states (for the truth of a run and the tests)."""
         _, _, q, qd = self._kkt(np.atleast_2d(q_active), np.atleast_2d(qd_active))
         return q, qd
+
+
+def _rotate(r, x) -> tuple[float, float, float]:
+    """R x for a flat row-major 3x3 R."""
+    return (r[0] * x[0] + r[1] * x[1] + r[2] * x[2], r[3] * x[0] + r[4] * x[1] + r[5] * x[2],
+            r[6] * x[0] + r[7] * x[1] + r[8] * x[2])
+
+
+def _point(rotation, origin, local) -> tuple[float, float, float]:
+    """Base-frame position of a point with coordinates ``local`` in a joint frame (rotation, origin)."""
+    x = _rotate(rotation, local)
+    return origin[0] + x[0], origin[1] + x[1], origin[2] + x[2]
+
+
+def _point_acceleration(rotation, velocities, local) -> tuple[float, float, float]:
+    """TreeDynamics.point_acceleration for one state: R (a + wd x r + w x (w x r))."""
+    w0, w1, w2, d0, d1, d2, a0, a1, a2 = velocities
+    r0, r1, r2 = local
+    x0, x1, x2 = w1 * r2 - w2 * r1, w2 * r0 - w0 * r2, w0 * r1 - w1 * r0
+    return _rotate(rotation, (a0 + d1 * r2 - d2 * r1 + w1 * x2 - w2 * x1, a1 + d2 * r0 - d0 * r2 + w2 * x0 - w0 * x2,
+                              a2 + d0 * r1 - d1 * r0 + w0 * x1 - w1 * x0))
+
+
+def _solve(a: list, b: list) -> tuple[list, float]:
+    """x with a x = b for a small square system (lists), by Gaussian elimination with partial pivoting, and the
+    sign of det a (0 if singular)."""
+    n = len(b)
+    m = [[*row, rhs] for row, rhs in zip(a, b, strict=True)]
+    sign = 1.0
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        if m[p][c] == 0.0:
+            return [math.nan] * n, 0.0
+        if p != c:
+            m[c], m[p], sign = m[p], m[c], -sign
+        sign = sign if m[c][c] > 0.0 else -sign
+        for r in range(c + 1, n):
+            f = m[r][c] / m[c][c]
+            m[r] = [x - f * y for x, y in zip(m[r], m[c], strict=True)]
+    x = [0.0] * n
+    for r in range(n - 1, -1, -1):
+        x[r] = (m[r][n] - sum(m[r][k] * x[k] for k in range(r + 1, n))) / m[r][r]
+    return x, sign
 
 
 def _take(motion, rows):
