@@ -76,9 +76,9 @@ SLOWEST_FILES_FIRST = (
 # times below are the wall times of .ci/run's --durations (2 cores, 2026-11-27/28, benchmarks/RESULTS.md).
 SLOW_FILES = (
     "test_closed_loop_estimators.py",  # closed-loop integration in Python, 60-80 s per test
-    "test_closed_chain_simulation.py",  # constrained dynamics of closed chains, ~80 s
+    "test_closed_chain_simulation.py",  # constrained dynamics of closed chains, ~80 s (11-13 s since 2026-11-29)
     "test_ur10e_campaign.py",  # UR10e campaign on the virtual robot, ~110 s of setup
-    "test_palletizer_campaign.py",  # closed-chain campaign, ~55 s
+    "test_palletizer_campaign.py",  # closed-chain campaign, ~55 s (11-12 s since 2026-11-29)
     "test_tx40_realdata.py",  # real data (../shared)
     "test_elastic_kr300.py",  # real data (../shared)
     "test_ur10e_crossvalidation.py",  # real data (../shared)
