@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from robid.excitation.cartesian import CartesianLimit, point_positions_and_jacobians
 from robid.excitation.constraints import QUANTITIES, JointLimitSet
@@ -121,3 +123,18 @@ def test_soft_min_windows_cover_every_sample_once(samples, windows):
     np.testing.assert_allclose(soft, padded.reshape(3, -1, size).min(axis=2), atol=1e-8)
     np.testing.assert_allclose(weights.sum(axis=2), 1.0)
     assert weights.shape[1] * size >= samples > (weights.shape[1] - 1) * size
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), size=st.floats(0.01, 1.5))
+def test_all_met_is_every_row_of_values_non_negative(seed, size):
+    """The feasibility test that stops at the first violated block (joint rows, torque, Cartesian) answers what
+    ``min(values) >= 0`` answers, on trajectories from well inside to far outside the limits."""
+    model, robot = planar_2r_model(), Planar2R()
+    limits = JointLimitSet.create(2, [(-2.0, 2.5), (-2.0, 2.0)], [1.5, 1.6], [3.0, 3.5], torque=[40.0, 20.0])
+    floor = CartesianLimit.from_box_and_planes("tip", 1, [0, 0, 0], box_min=[-2, -0.95, -1], box_max=[2, 2, 1])
+    gc = GridConstraints(limits, PERIOD, H, G, CENTER, [floor], model, robot.inverse_dynamics)
+    x = _coefficients(seed, size)
+    assert gc.all_met(x) == bool(np.min(gc.values(x), initial=0.0) >= 0.0)
+    joint_only = GridConstraints(LIMITS, PERIOD, H, G, CENTER)
+    assert joint_only.all_met(x) == bool(np.min(joint_only.values(x), initial=0.0) >= 0.0)

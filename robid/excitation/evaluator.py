@@ -144,7 +144,7 @@ class _Evaluator:
     def feasible(self, z: np.ndarray) -> bool:
         """Every certified limit row >= 0 at z (all samples; the excitation floor is not a limit: see
         :meth:`floor_met`)."""
-        return bool(np.min(self.constraints.values(self.coefficients(z)), initial=0.0) >= 0.0)
+        return self.constraints.all_met(self.coefficients(z))
 
     def floor_met(self, z: np.ndarray, tolerance: float = 0.0) -> bool:
         """Every floored joint's RMS velocity >= (1 - tolerance) of its floor at z."""

@@ -219,6 +219,20 @@ class GridConstraints:
                 parts.append(part[0])
         return np.concatenate(parts) if parts else np.zeros(0)
 
+    def all_met(self, x_all: np.ndarray) -> bool:
+        """Whether every row of :meth:`values` is >= 0 (a NaN row is not), the cheap blocks first: the joint rows,
+        then the torque, passive and Cartesian ones (the forward kinematics of every sample), each computed only
+        when every block before it held -- the same answer as ``min(values) >= 0``, a bisection's infeasible
+        trials mostly decided without the Cartesian rows."""
+        x_all = np.asarray(x_all, dtype=float).reshape(self.dof, 2 * self.harmonics)
+        if self._blocks[0].size and not np.min(self._joint_values(x_all)[0], initial=0.0) >= 0.0:
+            return False
+        for rows in (self._torque, self._passive, self._cartesian):
+            part = rows(x_all, jacobian=False)
+            if part is not None and not np.min(part[0], initial=0.0) >= 0.0:
+                return False
+        return True
+
     def _cartesian(self, x_all, jacobian: bool = True):
         if not self.cartesian:
             return None
