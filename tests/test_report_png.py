@@ -64,9 +64,11 @@ def test_few_colours_are_kept_exactly():
 
 
 def _figure(kind: str):
-    """A small report-like figure: ``plain`` (left title, legend, shared x), ``offset`` (y values 1e-6 around 1:
-    matplotlib writes an offset text above the y axis and moves the left title over it), ``pad0`` (a title
-    with pad=0, which matplotlib lifts clear of the axes), ``twin`` (a twinned axes), ``3d``."""
+    """A small report-like figure: ``plain`` (left title, legend, shared x, the upper panel's tick labels hidden
+    as in the torque figures), ``toplabels`` (tick labels above the axes: matplotlib lifts the title),
+    ``offset`` (y values 1e-6 around 1: matplotlib writes an offset text above the y axis and lifts the left
+    title over it), ``pad0`` (a title with pad=0, which matplotlib lifts clear of the axes), ``twin`` (a twinned
+    axes), ``3d``."""
     rng = np.random.default_rng(1)
     t = np.linspace(0.0, 5.0, 400)
     fig = new_figure(3.0)
@@ -81,6 +83,7 @@ def _figure(kind: str):
     ax.plot(t, y + 0.01 * rng.standard_normal(t.size) * (kind != "offset"), label="measured", antialiased=False)
     ax.plot(t, y, "--", label="predicted")
     ax.set_title("J1: NRMSE 3.2 %, 95 % in band", loc="left", pad=0 if kind == "pad0" else None)
+    ax.tick_params(labelbottom=False, labeltop=kind == "toplabels")
     axr.plot(t, rng.standard_normal(t.size), lw=0.7)
     axr.set_title("residual")
     if kind == "twin":
@@ -89,7 +92,7 @@ def _figure(kind: str):
     return fig
 
 
-@pytest.mark.parametrize("kind", ["plain", "offset", "pad0", "twin", "3d"])
+@pytest.mark.parametrize("kind", ["plain", "toplabels", "offset", "pad0", "twin", "3d"])
 def test_figure_png_is_savefig_then_palette(kind):
     """figure_png draws for less (no 32-bit PNG in between; titles held at the top where matplotlib's automatic
     placement leaves them) and must give the bytes of a plain savefig + compact_png of the same figure."""
@@ -100,7 +103,7 @@ def test_figure_png_is_savefig_then_palette(kind):
         png = figure_png(fig)
     assert png == compact_png(reference.getvalue())
     title_y = fig.axes[0].title.get_position()[1]
-    if kind in ("offset", "pad0"):  # matplotlib moved the title: the case the held placement must not miss
+    if kind in ("toplabels", "offset", "pad0"):  # matplotlib moved the title: the case the held placement must not miss
         assert title_y > 1.0
     elif kind == "plain":
         assert title_y == 1.0 and fig.axes[0]._autotitlepos is False  # the fast path was taken

@@ -158,26 +158,37 @@ def _hold_titles(fig) -> dict:
     """Axes of ``fig`` whose titles are now held at y = 1 (axes coordinates), with their placement flag to restore.
 
     matplotlib places an axes' title automatically (``_AxesBase._update_title_position``, at every draw) unless
-    its y was set: it measures every tick label of the y axis (a fifth of a report's drawing time) only to see
+    its y was set: it measures every tick label of the y axis (a sixth of a report's drawing time) only to see
     whether the axis' offset text ("1e-5" above the axis) or anything else above the axes would overlap the
     title, and leaves the title at y = 1 otherwise. Held here: plain 2-D axes with a title whose x axis is at
-    the bottom and that have no twin, inset or aligned sibling (what else the search measures); whether the
-    search would have moved the title is checked after the draw (:func:`_title_stays`)."""
+    the bottom (:func:`_x_axis_below`) and that have no twin, inset or aligned sibling (what else the search
+    measures); whether the search would have moved the title is checked after the draw (:func:`_title_stays`)."""
     held = {}
     groups = getattr(fig, "_align_label_groups", {}).get("title")
     for ax in fig.axes:
-        auto = getattr(ax, "_autotitlepos", False)  # None or True: automatic (matplotlib 3.7-3.11)
+        auto = getattr(ax, "_autotitlepos", False)  # None or True: automatic (matplotlib 3)
         twins = getattr(ax, "_twinned_axes", None)
         if (auto not in (None, True) or ax.name != "rectilinear" or not any(t.get_text() for t in _titles(ax))
                 or ax.child_axes or twins is None or len(twins.get_siblings(ax)) > 1
-                or (groups is not None and len(groups.get_siblings(ax)) > 1)
-                or ax.xaxis.get_ticks_position() in ("top", "unknown") or ax.xaxis.get_label_position() == "top"):
+                or (groups is not None and len(groups.get_siblings(ax)) > 1) or not _x_axis_below(ax)):
             continue
         held[ax] = auto
         ax._autotitlepos = False
         for title in _titles(ax):
             title.set_y(1.0)
     return held
+
+
+def _x_axis_below(ax) -> bool:
+    """Whether nothing of the x axis of ``ax`` (label, tick labels, offset text) is above the axes: the search
+    measures the x axis unless its ticks are at the bottom only ("unknown" when its tick labels are hidden)."""
+    x = ax.xaxis
+    if x.get_label_position() != "bottom":
+        return False
+    if x.get_ticks_position() in ("bottom", "default"):
+        return True
+    return x.offset_text_position == "bottom" and not any(t.label2.get_visible() for t in (x.majorTicks[0],
+                                                                                              x.minorTicks[0]))
 
 
 def _title_stays(ax, renderer) -> bool:
