@@ -2,11 +2,13 @@
 it) and, with ``--dump DIR``, every figure's PNG written to ``DIR/<case>/NNN.png`` so that two versions of the
 figure code can be compared byte for byte and pixel for pixel (``--compare DIR_A DIR_B``).
 
-Run: ``python benchmarks/bench_report_figures.py CASE=RESULT.json[:TRAJ.json] ... [--repeat N] [--dump DIR]``,
-e.g. the demo campaign's and the UR10e campaign's RESULT.json (``robid demo --out D``; ``robid campaign
-measurements/ur10e/campaign.yaml --out D``). The report data (record read, robot loaded, bands) is built once
-per case and not timed; ``build_report`` is timed ``N`` times (CPU time, best and median, and wall time: the
-machine may be shared)."""
+Run: ``python benchmarks/bench_report_figures.py [CASE=RESULT.json[:TRAJ.json] ...] [--repeat N] [--dump DIR]``
+with, e.g., the demo campaign's and the UR10e campaign's RESULT.json (``robid demo --out D``; ``robid campaign
+measurements/ur10e/campaign.yaml --out D``); without a case, the built-in demo's (``robid demo`` run in a
+temporary folder first). The report data (record read, robot loaded, bands) is built once
+per case and not timed; ``build_report`` is timed ``N`` times with robid's figure_png and ``N`` times with the
+route it replaced (savefig, PNG decoded and quantised, figure cleared), alternately in one process so that a
+shared machine's load falls on both alike (CPU time, median and best, and wall time)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ import base64
 import io
 import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,21 +32,48 @@ def _data(result: str, traj: str | None):
     return from_result_file(result, trajectory=traj)
 
 
+def savefig_route(fig) -> bytes:
+    """The figures' PNG as robid made it before figure_png: savefig, the 32-bit PNG decoded and quantised, and
+    the figure cleared."""
+    from robid.report import _figures as F
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=F.DPI, metadata={"Software": None})
+    fig.clear()
+    return F.compact_png(buf.getvalue())
+
+
+def _timed(build, data) -> tuple[float, float, str]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    html = build(data)
+    return time.perf_counter() - t0, time.process_time() - c0, html
+
+
 def run(cases: dict, repeat: int, dump: Path | None) -> None:
+    """Each case's report built ``repeat`` times with figure_png and with :func:`savefig_route`, alternately (the
+    same load on both); the two reports must be equal."""
+    from robid.report import _figures as F
     from robid.report import build_report
 
+    fast = F.figure_png
     for name, (result, traj) in cases.items():
         data = _data(result, traj)
-        times, cpu, html = [], [], ""
-        for _ in range(repeat):
-            t0, c0 = time.perf_counter(), time.process_time()
-            html = build_report(data)
-            times.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
-        pngs = PNG.findall(html)
-        print(f"{name}: {len(pngs)} figures, build_report over {repeat}: CPU best {min(cpu):.2f} s, median "
-              f"{statistics.median(cpu):.2f} s; wall best {min(times):.2f} s; html {len(html) / 1e6:.2f} MB",
-              flush=True)
+        cpu = {"figure_png": [], "savefig": []}
+        wall = {"figure_png": [], "savefig": []}
+        html = {}
+        for i in range(repeat):
+            for route in (("figure_png", "savefig") if i % 2 else ("savefig", "figure_png")):
+                F.figure_png = fast if route == "figure_png" else savefig_route
+                w, c, html[route] = _timed(build_report, data)
+                wall[route].append(w)
+                cpu[route].append(c)
+        F.figure_png = fast
+        pngs = PNG.findall(html["figure_png"])
+        same = "equal" if html["figure_png"] == html["savefig"] else "DIFFERENT"
+        print(f"{name}: {len(pngs)} figures, reports {same}, html {len(html['savefig']) / 1e6:.2f} MB; build_report "
+              f"CPU median over {repeat} (best; wall median): " + ", ".join(
+                  f"{k} {statistics.median(v):.2f} s ({min(v):.2f}; {statistics.median(wall[k]):.2f})"
+                  for k, v in cpu.items()), flush=True)
         if dump is not None:
             folder = dump / name
             folder.mkdir(parents=True, exist_ok=True)
@@ -90,7 +121,14 @@ def main() -> None:
         name, _, paths = spec.partition("=")
         result, _, traj = paths.partition(":")
         cases[name] = (result, traj or None)
-    run(cases, args.repeat, args.dump)
+    if cases:
+        run(cases, args.repeat, args.dump)
+        return
+    with tempfile.TemporaryDirectory() as tmp:  # no case given (run_all.py): the built-in demo's report
+        subprocess.run([sys.executable, "-m", "robid", "demo", "--out", tmp, "-q"], check=True)
+        demo = Path(tmp)
+        run({"demo": (str(demo / "reports/demo/result.json"), str(demo / "trajectories/demo/ident.json"))},
+            args.repeat, args.dump)
 
 
 if __name__ == "__main__":
