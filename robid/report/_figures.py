@@ -15,8 +15,8 @@ file and nothing the eye sees. With one figure per run for every joint's torque,
 
 A figure is drawn once on its Agg canvas and its RGBA buffer quantised directly (:func:`figure_png`): the bytes
 of ``savefig`` then :func:`compact_png`, without the 32-bit PNG in between, and with the titles that matplotlib's
-automatic placement would leave at the top of their axes held there (:func:`_hold_titles`). The UR10e report's
-figures: about a third less CPU time (benchmarks/bench_report_figures.py).
+automatic placement would leave at the top of their axes held there (:func:`_hold_titles`). Building the report:
+the demo's 26 % less CPU time, the UR10e report's 14 % (benchmarks/bench_report_figures.py).
 
 Every series is drawn through at most :data:`MAX_POINTS` points taken from every row: :func:`thin_indices` keeps
 each bucket's extremes (a time series' envelope, spikes included), :func:`log_peak_indices` each log-frequency
@@ -163,9 +163,9 @@ def _hold_titles(fig) -> dict:
     """Axes of ``fig`` whose titles are now held at y = 1 (axes coordinates), with their placement flag to restore.
 
     matplotlib places an axes' title automatically (``_AxesBase._update_title_position``, at every draw) unless
-    its y was set: it measures every tick label of the y axis (a sixth of a report's drawing time) only to see
-    whether the axis' offset text ("1e-5" above the axis) or anything else above the axes would overlap the
-    title, and leaves the title at y = 1 otherwise. Held here: plain 2-D axes with a title whose x axis is at
+    its y was set: it measures every tick label of the y axis (about an eighth of a report's drawing time) only
+    to see whether the axis' offset text ("1e-5" above the axis) or anything else above the axes would overlap
+    the title, and leaves the title at y = 1 otherwise. Held here: plain 2-D axes with a title whose x axis is at
     the bottom (:func:`_x_axis_below`) and that have no twin, inset or aligned sibling (what else the search
     measures); whether the search would have moved the title is checked after the draw (:func:`_title_stays`)."""
     held = {}
