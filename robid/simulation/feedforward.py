@@ -121,7 +121,7 @@ class FeedForwardTable:
 
     def phase_time(self, t):
         """Time within the tabulated period for time(s) t."""
-        if np.ndim(t) == 0:
+        if isinstance(t, float) or np.ndim(t) == 0:
             if self.motion is not None and (t < self.motion[0] or t > self.motion[1]):
                 return 0.0
             return t % self.period
@@ -132,7 +132,8 @@ class FeedForwardTable:
 
     def __call__(self, t) -> tuple[np.ndarray, ...]:
         """(q_ref, qd_ref, theta_ref, thetad_ref, tau_ff) at t; each (dof,) for scalar t or (N, dof)."""
-        if np.ndim(t) == 0:  # the integrator's path: evaluate the cubic piece directly (PPoly's overhead dominates)
+        # the integrator's path (a float t): evaluate the cubic piece directly (PPoly's overhead dominates)
+        if isinstance(t, float) or np.ndim(t) == 0:
             tau = float(self.phase_time(float(t)))
             k = min(int(tau / self._step), self._pieces - 1)
             dx = tau - self._breaks[k]

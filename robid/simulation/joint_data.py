@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -33,6 +34,11 @@ class JointData:
     gains_from_file: np.ndarray  # bool
     #: each joint's friction law (robid.model.Friction); fv, fc, f0 above are its linear part
     friction: tuple = ()
+
+    @cached_property
+    def nonlinear_joints(self) -> tuple[int, ...]:
+        """The joints whose friction law is not linear (asked at every right-hand side: computed once)."""
+        return tuple(j for j, law in enumerate(self.friction) if not law.is_linear)
 
 
 def joint_data(model: RobotModel, dynamics: RigidBodyDynamics, q0: np.ndarray, ctrl: ControllerSettings) -> JointData:
@@ -100,7 +106,7 @@ def friction_slope(data: JointData, v: np.ndarray, eps: float, q: np.ndarray | N
 
 def _nonlinear_friction(data: JointData, index) -> list:
     """(position within ``index``, friction law) of the joints in ``index`` whose friction is not linear."""
-    if not data.friction or all(law.is_linear for law in data.friction):
+    if not data.nonlinear_joints:
         return []
     joints = np.arange(len(data.friction))[index]
     return [(k, data.friction[j]) for k, j in enumerate(np.atleast_1d(joints)) if not data.friction[j].is_linear]

@@ -135,8 +135,9 @@ class Plant:
         n, ne = self.model.dof, len(self.elastic_index)
         q, qd = x[..., :n], x[..., n : 2 * n]
         theta, thetad = q.copy(), qd.copy()
-        theta[..., self.elastic_index] = x[..., 2 * n : 2 * n + ne]
-        thetad[..., self.elastic_index] = x[..., 2 * n + ne :]
+        if ne:
+            theta[..., self.elastic_index] = x[..., 2 * n : 2 * n + ne]
+            thetad[..., self.elastic_index] = x[..., 2 * n + ne :]
         return q, qd, theta, thetad
 
     def initial_state(self) -> np.ndarray:
