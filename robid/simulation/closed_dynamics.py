@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from robid.model.loops import active_tree_indices, ancestors, passive_tree_indices, tree_joints, tree_parents
-from robid.simulation.tree_dynamics import ScalarTree, TreeDynamics
+from robid.simulation.tree_dynamics import ScalarTree, TreeDynamics, _rot
 
 CLOSURE_TOLERANCE = 1e-9
 
@@ -278,7 +278,7 @@ class ClosedChainDynamics:
                 q[j] += d
         planes = []
         for root, basis in self._plane_columns:
-            planes.append([_rotate(rotation[root], e) if root >= 0 else e for e in basis])
+            planes.append([_rot(rotation[root], *e) if root >= 0 else e for e in basis])
         jr = [[e[0] * rows[3 * k][j] + e[1] * rows[3 * k + 1][j] + e[2] * rows[3 * k + 2][j] for j in range(self.n)]
               for k, pair in enumerate(planes) for e in pair]
         if worst >= CLOSURE_TOLERANCE * self.size or _solve([[r[j] for j in self.passive] for r in jr],
@@ -300,7 +300,7 @@ class ClosedChainDynamics:
             for sign, y, path in ((1.0, yb, pb), (-1.0, ya, pa)):
                 for j in path:
                     revolute, axis = self._scalar.items[j][:2]
-                    z0, z1, z2 = _rotate(rotation[j], axis)
+                    z0, z1, z2 = _rot(rotation[j], *axis)
                     if revolute:
                         o = origin[j]
                         r0, r1, r2 = y[0] - o[0], y[1] - o[1], y[2] - o[2]
@@ -317,15 +317,9 @@ class ClosedChainDynamics:
         return q, qd
 
 
-def _rotate(r, x) -> tuple[float, float, float]:
-    """R x for a flat row-major 3x3 R."""
-    return (r[0] * x[0] + r[1] * x[1] + r[2] * x[2], r[3] * x[0] + r[4] * x[1] + r[5] * x[2],
-            r[6] * x[0] + r[7] * x[1] + r[8] * x[2])
-
-
 def _point(rotation, origin, local) -> tuple[float, float, float]:
     """Base-frame position of a point with coordinates ``local`` in a joint frame (rotation, origin)."""
-    x = _rotate(rotation, local)
+    x = _rot(rotation, *local)
     return origin[0] + x[0], origin[1] + x[1], origin[2] + x[2]
 
 
@@ -334,8 +328,8 @@ def _point_acceleration(rotation, velocities, local) -> tuple[float, float, floa
     w0, w1, w2, d0, d1, d2, a0, a1, a2 = velocities
     r0, r1, r2 = local
     x0, x1, x2 = w1 * r2 - w2 * r1, w2 * r0 - w0 * r2, w0 * r1 - w1 * r0
-    return _rotate(rotation, (a0 + d1 * r2 - d2 * r1 + w1 * x2 - w2 * x1, a1 + d2 * r0 - d0 * r2 + w2 * x0 - w0 * x2,
-                              a2 + d0 * r1 - d1 * r0 + w0 * x1 - w1 * x0))
+    return _rot(rotation, a0 + d1 * r2 - d2 * r1 + w1 * x2 - w2 * x1, a1 + d2 * r0 - d0 * r2 + w2 * x0 - w0 * x2,
+                a2 + d0 * r1 - d1 * r0 + w0 * x1 - w1 * x0)
 
 
 def _solve(a: list, b: list) -> tuple[list, float]:

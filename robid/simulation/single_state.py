@@ -148,35 +148,14 @@ class ScalarChain:
         n = len(self.items)
         pl = self.placements(q) if pl is None else pl
         mass = [[0.0] * n for _ in range(n)]
-        cm = ch0 = ch1 = ch2 = 0.0
-        cxx = cxy = cxz = cyy = cyz = czz = 0.0
+        composite = None
         for i in range(n - 1, -1, -1):
-            rev, (u0, u1, u2), *_, m, (h0, h1, h2), (ixx, ixy, ixz, iyy, iyz, izz) = self.items[i]
-            if i + 1 < n:
-                (r0, r1, r2, r3, r4, r5, r6, r7, r8), (p0, p1, p2) = pl[i + 1]
-                # composite of i+1.. moved into J_i
-                k0 = r0 * ch0 + r1 * ch1 + r2 * ch2
-                k1 = r3 * ch0 + r4 * ch1 + r5 * ch2
-                k2 = r6 * ch0 + r7 * ch1 + r8 * ch2
-                # A = R I (rows), then the upper triangle of A R^T
-                ci = (cxx, cxy, cxz, cyy, cyz, czz)
-                a00, a01, a02 = _sym_times(ci, r0, r1, r2)
-                a10, a11, a12 = _sym_times(ci, r3, r4, r5)
-                a20, a21, a22 = _sym_times(ci, r6, r7, r8)
-                diag = cm * (p0 * p0 + p1 * p1 + p2 * p2) + 2.0 * (p0 * k0 + p1 * k1 + p2 * k2)
-                cxx = ixx + a00 * r0 + a01 * r1 + a02 * r2 + diag - cm * p0 * p0 - 2.0 * p0 * k0
-                cyy = iyy + a10 * r3 + a11 * r4 + a12 * r5 + diag - cm * p1 * p1 - 2.0 * p1 * k1
-                czz = izz + a20 * r6 + a21 * r7 + a22 * r8 + diag - cm * p2 * p2 - 2.0 * p2 * k2
-                cxy = ixy + a00 * r3 + a01 * r4 + a02 * r5 - cm * p0 * p1 - p0 * k1 - k0 * p1
-                cxz = ixz + a00 * r6 + a01 * r7 + a02 * r8 - cm * p0 * p2 - p0 * k2 - k0 * p2
-                cyz = iyz + a10 * r6 + a11 * r7 + a12 * r8 - cm * p1 * p2 - p1 * k2 - k1 * p2
-                ch0, ch1, ch2 = h0 + k0 + cm * p0, h1 + k1 + cm * p1, h2 + k2 + cm * p2
-                cm = cm + m
-            else:
-                cm, ch0, ch1, ch2 = m, h0, h1, h2
-                cxx, cxy, cxz, cyy, cyz, czz = ixx, ixy, ixz, iyy, iyz, izz
+            rev, (u0, u1, u2), *_, m, h, io = self.items[i]
+            # the composite of i+1.. moved into J_i, plus body i
+            composite = (m, h, io) if composite is None else moved_composite(composite, *pl[i + 1], (m, h, io))
+            cm, (ch0, ch1, ch2), inertia = composite
             if rev:  # H = I u, L = u x h
-                e0, e1, e2 = _sym_times((cxx, cxy, cxz, cyy, cyz, czz), u0, u1, u2)
+                e0, e1, e2 = _sym_times(inertia, u0, u1, u2)
                 l0, l1, l2 = u1 * ch2 - u2 * ch1, u2 * ch0 - u0 * ch2, u0 * ch1 - u1 * ch0
                 mass[i][i] = u0 * e0 + u1 * e1 + u2 * e2
             else:  # H = h x u, L = m u
@@ -198,3 +177,25 @@ class ScalarChain:
     def mass_matrix_and_bias(self, q, qd):
         pl = self.placements(q)
         return self.mass_matrix(q, pl), self.bias(q, qd, pl)
+
+
+def moved_composite(composite, r, p, onto):
+    """The composite body ``onto`` (m, h, I_o) plus ``composite`` moved into its frame by the placement (R, p) of
+    the composite's joint frame in ``onto``'s (:class:`ScalarChain`'s docstring); R flat row-major, I_o as
+    (xx, xy, xz, yy, yz, zz). Shared with robid.simulation.tree_dynamics.ScalarTree."""
+    cm, (c0, c1, c2), inertia = composite
+    om, (o0, o1, o2), (oxx, oxy, oxz, oyy, oyz, ozz) = onto
+    r0, r1, r2, r3, r4, r5, r6, r7, r8 = r
+    p0, p1, p2 = p
+    k0, k1, k2 = r0 * c0 + r1 * c1 + r2 * c2, r3 * c0 + r4 * c1 + r5 * c2, r6 * c0 + r7 * c1 + r8 * c2  # R h
+    a00, a01, a02 = _sym_times(inertia, r0, r1, r2)  # rows of R I
+    a10, a11, a12 = _sym_times(inertia, r3, r4, r5)
+    a20, a21, a22 = _sym_times(inertia, r6, r7, r8)
+    diag = cm * (p0 * p0 + p1 * p1 + p2 * p2) + 2.0 * (p0 * k0 + p1 * k1 + p2 * k2)
+    moved = (oxx + a00 * r0 + a01 * r1 + a02 * r2 + diag - cm * p0 * p0 - 2.0 * p0 * k0,
+             oxy + a00 * r3 + a01 * r4 + a02 * r5 - cm * p0 * p1 - p0 * k1 - k0 * p1,
+             oxz + a00 * r6 + a01 * r7 + a02 * r8 - cm * p0 * p2 - p0 * k2 - k0 * p2,
+             oyy + a10 * r3 + a11 * r4 + a12 * r5 + diag - cm * p1 * p1 - 2.0 * p1 * k1,
+             oyz + a10 * r6 + a11 * r7 + a12 * r8 - cm * p1 * p2 - p1 * k2 - k1 * p2,
+             ozz + a20 * r6 + a21 * r7 + a22 * r8 + diag - cm * p2 * p2 - 2.0 * p2 * k2)
+    return cm + om, (o0 + k0 + cm * p0, o1 + k1 + cm * p1, o2 + k2 + cm * p2), moved

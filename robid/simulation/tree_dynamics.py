@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robid.simulation.rnea import _cross, _homogeneous, _r, _rt
+from robid.simulation.single_state import _flat, _sym_times, moved_composite
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,16 +183,6 @@ def _rot_t(r, x0, x1, x2):
     return r[0] * x0 + r[3] * x1 + r[6] * x2, r[1] * x0 + r[4] * x1 + r[7] * x2, r[2] * x0 + r[5] * x1 + r[8] * x2
 
 
-def _sym(s, x0, x1, x2):
-    """S x for a symmetric 3x3 S = (xx, xy, xz, yy, yz, zz)."""
-    xx, xy, xz, yy, yz, zz = s
-    return xx * x0 + xy * x1 + xz * x2, xy * x0 + yy * x1 + yz * x2, xz * x0 + yz * x1 + zz * x2
-
-
-def _flat(m) -> tuple[float, ...]:
-    return tuple(float(x) for x in np.asarray(m, dtype=float).reshape(-1))
-
-
 class ScalarTree:
     """The tree's dynamics at ONE state in plain-Python scalars, for the integrator's hot path (numpy's per-call
     overhead on 3-vectors dominates there; the same reason as robid.simulation.single_state for serial chains).
@@ -280,8 +271,8 @@ class ScalarTree:
             b0, b1, b2 = _rot_t(r, -g0, -g1, -g2)
             a0, a1, a2 = a0 + b0, a1 + b1, a2 + b2
             y0, y1, y2 = w1 * h2 - w2 * h1, w2 * h0 - w0 * h2, w0 * h1 - w1 * h0  # w x h
-            i0, i1, i2 = _sym(io, w0, w1, w2)
-            j0, j1, j2 = _sym(io, d0, d1, d2)
+            i0, i1, i2 = _sym_times(io, w0, w1, w2)
+            j0, j1, j2 = _sym_times(io, d0, d1, d2)
             wrenches.append([m * a0 + d1 * h2 - d2 * h1 + w1 * y2 - w2 * y1,
                              m * a1 + d2 * h0 - d0 * h2 + w2 * y0 - w0 * y2,
                              m * a2 + d0 * h1 - d1 * h0 + w0 * y1 - w1 * y0,
@@ -312,7 +303,7 @@ class ScalarTree:
             rev, (u0, u1, u2), _o, parent, *_ = self.items[i]
             cm, (h0, h1, h2), inertia = composite[i]
             if rev:  # H = I u, L = u x h
-                e0, e1, e2 = _sym(inertia, u0, u1, u2)
+                e0, e1, e2 = _sym_times(inertia, u0, u1, u2)
                 l0, l1, l2 = u1 * h2 - u2 * h1, u2 * h0 - u0 * h2, u0 * h1 - u1 * h0
                 mass[i][i] = u0 * e0 + u1 * e1 + u2 * e2
             else:  # H = h x u, L = m u
@@ -329,25 +320,5 @@ class ScalarTree:
                 mass[j][i] = mass[i][j] = v0 * e0 + v1 * e1 + v2 * e2 if rj else v0 * l0 + v1 * l1 + v2 * l2
                 child, j = j, up
             if parent >= 0:
-                composite[parent] = _moved(composite[i], *pl[i], composite[parent])
+                composite[parent] = moved_composite(composite[i], *pl[i], composite[parent])
         return mass
-
-
-def _moved(composite, r, p, onto):
-    """The composite body ``onto`` (m, h, I_o) plus ``composite`` moved into its frame by the placement (R, p)
-    (ScalarTree's docstring)."""
-    cm, h, (xx, xy, xz, yy, yz, zz) = composite
-    om, (o0, o1, o2), (oxx, oxy, oxz, oyy, oyz, ozz) = onto
-    k0, k1, k2 = _rot(r, *h)
-    p0, p1, p2 = p
-    a00, a01, a02 = _sym((xx, xy, xz, yy, yz, zz), r[0], r[1], r[2])  # rows of R I
-    a10, a11, a12 = _sym((xx, xy, xz, yy, yz, zz), r[3], r[4], r[5])
-    a20, a21, a22 = _sym((xx, xy, xz, yy, yz, zz), r[6], r[7], r[8])
-    diag = cm * (p0 * p0 + p1 * p1 + p2 * p2) + 2.0 * (p0 * k0 + p1 * k1 + p2 * k2)
-    inertia = (oxx + a00 * r[0] + a01 * r[1] + a02 * r[2] + diag - cm * p0 * p0 - 2.0 * p0 * k0,
-               oxy + a00 * r[3] + a01 * r[4] + a02 * r[5] - cm * p0 * p1 - p0 * k1 - k0 * p1,
-               oxz + a00 * r[6] + a01 * r[7] + a02 * r[8] - cm * p0 * p2 - p0 * k2 - k0 * p2,
-               oyy + a10 * r[3] + a11 * r[4] + a12 * r[5] + diag - cm * p1 * p1 - 2.0 * p1 * k1,
-               oyz + a10 * r[6] + a11 * r[7] + a12 * r[8] - cm * p1 * p2 - p1 * k2 - k1 * p2,
-               ozz + a20 * r[6] + a21 * r[7] + a22 * r[8] + diag - cm * p2 * p2 - 2.0 * p2 * k2)
-    return om + cm, (o0 + k0 + cm * p0, o1 + k1 + cm * p1, o2 + k2 + cm * p2), inertia
